@@ -1,0 +1,50 @@
+# VoxArena: `make setup` once, then `make demo` (the arena) or `make test`.
+SHELL := /bin/bash
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PROTOS := $(wildcard proto/voxarena/v1/*.proto)
+
+.PHONY: setup system-deps proto proto-check test test-fast demo train-lfcc-gmm bench clean
+
+setup: system-deps $(VENV)/.installed
+
+system-deps:
+	@command -v espeak-ng >/dev/null || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq espeak-ng >/dev/null; \
+	  else echo "please install espeak-ng (sudo apt-get install espeak-ng)"; exit 1; fi; }
+
+$(VENV)/.installed: pyproject.toml
+	python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade "pip>=23"
+	$(PY) -m pip install -q -e ".[all]"
+	touch $@
+
+proto:
+	$(PY) -m grpc_tools.protoc -Iproto --python_out=. --pyi_out=. --grpc_python_out=. $(PROTOS)
+
+# Fails when the committed stubs differ from what the .proto files generate.
+proto-check:
+	@tmp=$$(mktemp -d); \
+	$(PY) -m grpc_tools.protoc -Iproto --python_out=$$tmp --pyi_out=$$tmp --grpc_python_out=$$tmp $(PROTOS) && \
+	for f in $$tmp/voxarena/v1/*; do diff -q $$f voxarena/v1/$$(basename $$f) || { echo "stubs are stale: run make proto"; exit 1; }; done; \
+	rm -rf $$tmp; echo "proto stubs are current"
+
+test: setup proto-check
+	$(PY) -m pytest
+
+test-fast: setup
+	$(PY) -m pytest -m "not slow"
+
+demo: setup
+	$(VENV)/bin/orchestrator run configs/demo.yaml --out runs/demo
+
+# Rebuilds the lfcc-gmm weights: training data through the orchestrator, then the trainer.
+train-lfcc-gmm: setup
+	$(VENV)/bin/orchestrator run configs/train-lfcc-gmm.yaml --out runs/train-lfcc-gmm
+	$(PY) -m services.detectors.lfcc_gmm.train --data runs/train-lfcc-gmm --out services/detectors/lfcc_gmm/weights
+
+bench: setup
+	$(PY) benchmarks/harness_efficiency.py
+
+clean:
+	rm -rf $(VENV) runs .pytest_cache

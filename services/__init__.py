@@ -1,0 +1,1 @@
+"""Model services: the SDK every service is built on, generators, detectors and test doubles."""

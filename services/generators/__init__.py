@@ -1,0 +1,1 @@
+"""Voice generator services, one package per engine."""

@@ -1,0 +1,12 @@
+"""The service SDK: a model author writes ``load()`` and ``synthesize()`` / ``score_batch()``."""
+from voxarena.codec import AudioClip
+
+from .errors import InternalError, InvalidArgument, NotReady, ServiceError, TimeLimitExceeded, Unimplemented
+from .model import DetectorModel, GeneratorModel, Option, SynthesisRequest, SynthesisResult, Voice
+from .server import create_model_server, create_server, serve
+
+__all__ = [
+    "AudioClip", "DetectorModel", "GeneratorModel", "InternalError", "InvalidArgument", "NotReady", "Option",
+    "ServiceError", "SynthesisRequest", "SynthesisResult", "TimeLimitExceeded", "Unimplemented", "Voice",
+    "create_model_server", "create_server", "serve",
+]

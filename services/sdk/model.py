@@ -1,0 +1,145 @@
+"""Base classes a model author subclasses: ``GeneratorModel`` and ``DetectorModel``.
+
+An author writes ``load()`` and ``synthesize()`` / ``score_batch()`` and fills the class attributes
+that GetInfo reports. Model code sees dataclasses and numpy arrays, never protobuf.
+"""
+from __future__ import annotations
+
+import abc
+import threading
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from voxarena.codec import AudioClip
+
+from .errors import InvalidArgument
+
+TASKS = ("TTS", "CLONE", "RECONSTRUCT", "CONVERT")
+GENERATOR_FAMILIES = (
+    "ACOUSTIC_MODEL_VOCODER", "FULLY_END_TO_END", "NEURAL_CODEC_LANGUAGE_MODEL", "VOCODER_GAN",
+    "VOCODER_DIFFUSION", "VOCODER_DSP", "RULE_BASED_FORMANT", "CONCATENATIVE", "VOICE_CONVERSION",
+)
+DETECTOR_FAMILIES = ("HANDCRAFTED_FRONT_END", "END_TO_END_RAW_WAVEFORM", "PRETRAINED_FRONT_END")
+
+
+@dataclass(frozen=True)
+class Option:
+    """An engine option accepted in a request's ``parameters``."""
+
+    name: str
+    description: str
+    default: str
+
+
+@dataclass(frozen=True)
+class Voice:
+    name: str
+    language: str = "en-US"
+    description: str = ""
+
+
+@dataclass
+class SynthesisRequest:
+    request_id: str
+    seed: int
+    task: str
+    text: str = ""
+    language: str = ""
+    voice: str = ""
+    reference_audio: AudioClip | None = None
+    reference_text: str = ""
+    source_audio: AudioClip | None = None
+    parameters: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class SynthesisResult:
+    audio: AudioClip
+    voice: str = ""
+    # The seed actually used, when the engine used another than the request's.
+    seed: int | None = None
+
+
+class _ModelBase(abc.ABC):
+    """Identity, readiness and option parsing shared by both roles."""
+
+    name: ClassVar[str] = ""
+    version: ClassVar[str] = "0.0.0"
+    licence: ClassVar[str] = ""
+    native_sample_rate: ClassVar[int] = 16000
+    deterministic: ClassVar[bool] = True
+    timing_scope: ClassVar[str] = ""
+    options: ClassVar[tuple[Option, ...]] = ()
+
+    def __init__(self) -> None:
+        self._ready = threading.Event()
+
+    @property
+    def ready(self) -> bool:
+        return self._ready.is_set()
+
+    def mark_ready(self) -> None:
+        self._ready.set()
+
+    @abc.abstractmethod
+    def load(self) -> None:
+        """Load weights and warm up; the server reports SERVING once this returns."""
+
+    def parameter_count(self) -> int | None:
+        """Trainable parameters, or None for engines without any."""
+        return None
+
+    def weights_sha256(self) -> str:
+        return ""
+
+    def metadata(self) -> dict[str, str]:
+        return {}
+
+    def resolve_options(self, parameters: dict[str, str]) -> dict[str, str]:
+        """Request parameters over option defaults; an unknown name is INVALID_ARGUMENT naming it."""
+        known = {o.name: o for o in self.options}
+        unknown = sorted(set(parameters) - set(known))
+        if unknown:
+            raise InvalidArgument(
+                f"unknown option(s) {', '.join(unknown)}; {self.name} accepts: {', '.join(sorted(known)) or 'none'}"
+            )
+        return {name: parameters.get(name, o.default) for name, o in known.items()}
+
+    @staticmethod
+    def float_option(options: dict[str, str], name: str, lo: float, hi: float) -> float:
+        try:
+            value = float(options[name])
+        except ValueError:
+            raise InvalidArgument(f"option {name}={options[name]!r} is not a number") from None
+        if not lo <= value <= hi:
+            raise InvalidArgument(f"option {name}={value} is outside [{lo}, {hi}]")
+        return value
+
+
+class GeneratorModel(_ModelBase):
+    """A voice generator. Subclasses set ``family``, ``tasks``, ``voices`` and implement ``synthesize``."""
+
+    family: ClassVar[str] = ""
+    tasks: ClassVar[tuple[str, ...]] = ("TTS",)
+    voices: ClassVar[tuple[Voice, ...]] = ()
+    # Longest text (characters) and source audio (seconds) the service accepts.
+    max_text_chars: ClassVar[int] = 5000
+    max_source_seconds: ClassVar[float] = 600.0
+
+    @abc.abstractmethod
+    def synthesize(self, request: SynthesisRequest) -> SynthesisResult:
+        """Produce speech; raise InvalidArgument / Unimplemented for the client's mistakes."""
+
+
+class DetectorModel(_ModelBase):
+    """A fake-voice detector. Higher score = more bona fide."""
+
+    family: ClassVar[str] = ""
+    calibrated: ClassVar[bool] = False
+    max_batch_size: ClassVar[int] = 32
+    # Clips longer than this are INVALID_ARGUMENT (documented per service).
+    max_seconds: ClassVar[float] = 600.0
+
+    @abc.abstractmethod
+    def score_batch(self, clips: list[AudioClip]) -> list[float]:
+        """Scores for already validated mono clips (any rate: resample to ``native_sample_rate``)."""

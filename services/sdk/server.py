@@ -1,0 +1,362 @@
+"""The server runtime shared by every model service.
+
+``create_server`` builds a real gRPC server (health, reflection, error mapping, message-size limits)
+for a model; ``serve`` is the ``python -m <service> --port N`` entry point: it starts the server,
+announces its port, loads the model (health NOT_SERVING until then, requests UNAVAILABLE), and
+shuts down gracefully on SIGTERM/SIGINT.
+"""
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import sys
+import time
+from concurrent import futures
+from dataclasses import dataclass
+from typing import Callable
+
+import grpc
+from google.protobuf import timestamp_pb2
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+
+from voxarena.codec import AudioFormatError, decode_audio, encode_audio
+from voxarena.v1 import common_pb2, detector_pb2, detector_pb2_grpc, generator_pb2, generator_pb2_grpc
+
+from .errors import InvalidArgument, NotReady, ServiceError, Unimplemented
+from .model import DetectorModel, GeneratorModel, SynthesisRequest, _ModelBase
+
+log = logging.getLogger("voxarena.service")
+
+PORT_ANNOUNCEMENT = "VOXARENA_PORT="
+DEFAULT_MAX_MESSAGE_MB = 64
+
+
+def _timestamp(t: float) -> timestamp_pb2.Timestamp:
+    ts = timestamp_pb2.Timestamp()
+    ts.FromNanoseconds(int(t * 1e9))
+    return ts
+
+
+class _Stopwatch:
+    """Times a native call: wall (monotonic), start/end timestamps, process CPU seconds."""
+
+    def __init__(self, scope: str) -> None:
+        self.scope = scope
+
+    def __enter__(self) -> "_Stopwatch":
+        self._start, self._t0, self._cpu0 = time.time(), time.perf_counter(), time.process_time()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.wall = time.perf_counter() - self._t0
+        self.cpu = time.process_time() - self._cpu0
+        self._end = self._start + self.wall
+
+    def to_proto(self) -> common_pb2.Timing:
+        return common_pb2.Timing(
+            wall_seconds=self.wall, start=_timestamp(self._start), end=_timestamp(self._end),
+            scope=self.scope, cpu_seconds=self.cpu,
+        )
+
+
+def model_info(model: _ModelBase) -> common_pb2.ModelInfo:
+    info = common_pb2.ModelInfo(
+        name=model.name, version=model.version, licence=model.licence,
+        weights_sha256=model.weights_sha256(), native_sample_rate=model.native_sample_rate,
+        deterministic=model.deterministic, timing_scope=model.timing_scope, metadata=model.metadata(),
+    )
+    count = model.parameter_count()
+    if count is not None:
+        info.parameter_count = int(count)
+    return info
+
+
+def _options(model: _ModelBase) -> list[common_pb2.OptionSpec]:
+    return [common_pb2.OptionSpec(name=o.name, description=o.description, default_value=o.default) for o in model.options]
+
+
+def _decode(msg: common_pb2.Audio, what: str):
+    try:
+        return decode_audio(msg, what)
+    except AudioFormatError as e:
+        raise InvalidArgument(str(e)) from None
+
+
+class GeneratorServicer(generator_pb2_grpc.GeneratorServiceServicer):
+    """Thin: validate and convert, call the model, convert back, echo ids and seed, fill timing."""
+
+    def __init__(self, model: GeneratorModel) -> None:
+        self.model = model
+
+    def _require_ready(self) -> None:
+        if not self.model.ready:
+            raise NotReady(f"{self.model.name} is still loading")
+
+    def GetInfo(self, request, context):
+        self._require_ready()
+        m = self.model
+        return generator_pb2.GeneratorInfo(
+            model=model_info(m), family=generator_pb2.GeneratorFamily.Value(m.family),
+            tasks=[generator_pb2.Task.Value(t) for t in m.tasks],
+            voices=[generator_pb2.VoiceSpec(name=v.name, language=v.language, description=v.description) for v in m.voices],
+            options=_options(m),
+        )
+
+    def _to_request(self, req: generator_pb2.SynthesizeRequest) -> SynthesisRequest:
+        m = self.model
+        if not req.request_id:
+            raise InvalidArgument("request_id is empty")
+        task = generator_pb2.Task.Name(req.task) if req.task in generator_pb2.Task.values() else str(req.task)
+        if task not in m.tasks:
+            raise Unimplemented(f"task {task} is not supported by {m.name}; supported: {', '.join(m.tasks)}")
+        if task in ("TTS", "CLONE"):
+            if not req.text.strip():
+                raise InvalidArgument(f"{task} needs text, got empty text")
+            if len(req.text) > m.max_text_chars:
+                raise InvalidArgument(f"text has {len(req.text)} characters; {m.name} accepts at most {m.max_text_chars}")
+        voice_names = [v.name for v in m.voices]
+        if req.voice and voice_names and req.voice not in voice_names:
+            raise Unimplemented(f"voice {req.voice!r} is not offered by {m.name}; voices: {', '.join(voice_names)}")
+        out = SynthesisRequest(
+            request_id=req.request_id, seed=req.seed, task=task, text=req.text, language=req.language,
+            voice=req.voice or (voice_names[0] if voice_names else ""), reference_text=req.reference_text,
+            parameters=m.resolve_options(dict(req.parameters)),
+        )
+        if task in ("CLONE", "CONVERT"):
+            if not req.HasField("reference_audio"):
+                raise InvalidArgument(f"{task} needs reference_audio")
+            out.reference_audio = _decode(req.reference_audio, "reference_audio")
+        if task in ("RECONSTRUCT", "CONVERT"):
+            if not req.HasField("source_audio"):
+                raise InvalidArgument(f"{task} needs source_audio")
+            out.source_audio = _decode(req.source_audio, "source_audio")
+            if out.source_audio.duration > m.max_source_seconds:
+                raise InvalidArgument(
+                    f"source_audio is {out.source_audio.duration:.1f} s; {m.name} accepts at most {m.max_source_seconds:.0f} s"
+                )
+        return out
+
+    def Synthesize(self, request, context):
+        self._require_ready()
+        req = self._to_request(request)
+        with _Stopwatch(self.model.timing_scope) as sw:
+            result = self.model.synthesize(req)
+        return generator_pb2.SynthesizeResponse(
+            request_id=request.request_id,
+            seed=request.seed if result.seed is None else result.seed,
+            audio=encode_audio(result.audio), timing=sw.to_proto(), voice=result.voice or req.voice,
+        )
+
+
+class DetectorServicer(detector_pb2_grpc.DetectorServiceServicer):
+    def __init__(self, model: DetectorModel) -> None:
+        self.model = model
+
+    def _require_ready(self) -> None:
+        if not self.model.ready:
+            raise NotReady(f"{self.model.name} is still loading")
+
+    def GetInfo(self, request, context):
+        self._require_ready()
+        m = self.model
+        return detector_pb2.DetectorInfo(
+            model=model_info(m), family=detector_pb2.DetectorFamily.Value(m.family), calibrated=m.calibrated,
+            max_batch_size=m.max_batch_size, options=_options(m),
+        )
+
+    def _clip(self, item: detector_pb2.ScoreRequest):
+        if not item.request_id:
+            raise InvalidArgument("request_id is empty")
+        self.model.resolve_options(dict(item.parameters))
+        clip = _decode(item.audio, "audio")
+        if clip.duration > self.model.max_seconds:
+            raise InvalidArgument(f"audio is {clip.duration:.1f} s; {self.model.name} accepts at most {self.model.max_seconds:.0f} s")
+        return clip
+
+    def Score(self, request, context):
+        self._require_ready()
+        clip = self._clip(request)
+        with _Stopwatch(self.model.timing_scope) as sw:
+            (score,) = self.model.score_batch([clip])
+        return detector_pb2.ScoreResponse(
+            request_id=request.request_id, score=float(score), is_llr=self.model.calibrated, timing=sw.to_proto()
+        )
+
+    def ScoreBatch(self, request, context):
+        self._require_ready()
+        m = self.model
+        if len(request.items) > m.max_batch_size:
+            raise InvalidArgument(f"batch of {len(request.items)} clips exceeds max_batch_size {m.max_batch_size}")
+        outcomes: list[detector_pb2.ScoreBatchItem] = []
+        good: list[tuple[int, object]] = []
+        for item in request.items:
+            try:
+                good.append((len(outcomes), self._clip(item)))
+                outcomes.append(detector_pb2.ScoreBatchItem(request_id=item.request_id))
+            except ServiceError as e:
+                outcomes.append(detector_pb2.ScoreBatchItem(
+                    request_id=item.request_id,
+                    error=detector_pb2.ItemError(code=e.code.value[0], message=f"{item.request_id}: {e}"),
+                ))
+        with _Stopwatch(m.timing_scope) as sw:
+            scores = m.score_batch([clip for _, clip in good]) if good else []
+        per_clip = sw.wall / max(len(good), 1)
+        for (index, _), score in zip(good, scores):
+            timing = sw.to_proto()
+            timing.wall_seconds = per_clip
+            timing.cpu_seconds = sw.cpu / max(len(good), 1)
+            outcomes[index].result.CopyFrom(detector_pb2.ScoreResponse(
+                request_id=outcomes[index].request_id, score=float(score), is_llr=m.calibrated, timing=timing,
+            ))
+        return detector_pb2.ScoreBatchResponse(items=outcomes, timing=sw.to_proto())
+
+
+class ErrorMappingInterceptor(grpc.ServerInterceptor):
+    """Maps ServiceError to its status code and anything else to INTERNAL; logs every call's latency.
+
+    Every error message starts with the request id (or the batch size) so the client can name the item.
+    """
+
+    def intercept_service(self, continuation, handler_call_details):
+        handler = continuation(handler_call_details)
+        if handler is None or handler.unary_unary is None:
+            return handler
+        inner, method = handler.unary_unary, handler_call_details.method
+
+        def wrapper(request, context):
+            rid = getattr(request, "request_id", "") or (
+                f"batch of {len(request.items)}" if hasattr(request, "items") else method
+            )
+            t0 = time.perf_counter()
+            code = "OK"
+            try:
+                return inner(request, context)
+            except ServiceError as e:
+                code = e.code.name
+                context.abort(e.code, f"{rid}: {e}")
+            except Exception as e:  # a server fault, never the client's
+                code = "INTERNAL"
+                log.exception("%s %s failed", method, rid)
+                context.abort(grpc.StatusCode.INTERNAL, f"{rid}: internal error: {type(e).__name__}: {e}")
+            finally:
+                log.debug("%s %s %s %.1f ms", method, rid, code, 1000 * (time.perf_counter() - t0))
+
+        return grpc.unary_unary_rpc_method_handler(
+            wrapper, request_deserializer=handler.request_deserializer, response_serializer=handler.response_serializer
+        )
+
+
+@dataclass
+class RunningServer:
+    server: grpc.Server
+    port: int
+    health: health.HealthServicer
+    service_names: tuple[str, ...]
+
+    def set_serving(self, serving: bool) -> None:
+        status = health_pb2.HealthCheckResponse.SERVING if serving else health_pb2.HealthCheckResponse.NOT_SERVING
+        for name in ("",) + self.service_names:
+            self.health.set(name, status)
+
+
+def _registration(model: _ModelBase) -> tuple[str, Callable[[grpc.Server], None]]:
+    if isinstance(model, GeneratorModel):
+        servicer = GeneratorServicer(model)
+        name = generator_pb2.DESCRIPTOR.services_by_name["GeneratorService"].full_name
+        return name, lambda s: generator_pb2_grpc.add_GeneratorServiceServicer_to_server(servicer, s)
+    if isinstance(model, DetectorModel):
+        servicer = DetectorServicer(model)
+        name = detector_pb2.DESCRIPTOR.services_by_name["DetectorService"].full_name
+        return name, lambda s: detector_pb2_grpc.add_DetectorServiceServicer_to_server(servicer, s)
+    raise TypeError(f"{type(model).__name__} is neither a GeneratorModel nor a DetectorModel")
+
+
+def create_server(
+    registrations: list[tuple[str, Callable[[grpc.Server], None]]],
+    address: str = "[::]:0",
+    max_message_mb: float = DEFAULT_MAX_MESSAGE_MB,
+    workers: int = 4,
+) -> RunningServer:
+    """A started-later gRPC server with the given services plus health and reflection.
+
+    Returns the server and its bound port (use port 0 in tests). Health starts NOT_SERVING.
+    """
+    limit = int(max_message_mb * 1024 * 1024)
+    server = grpc.server(
+        futures.ThreadPoolExecutor(max_workers=workers),
+        interceptors=[ErrorMappingInterceptor()],
+        options=[("grpc.max_receive_message_length", limit), ("grpc.max_send_message_length", limit),
+                 ("grpc.so_reuseport", 0)],
+    )
+    names = []
+    for name, add in registrations:
+        add(server)
+        names.append(name)
+    health_servicer = health.HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    reflection.enable_server_reflection(
+        tuple(names) + (health_pb2.DESCRIPTOR.services_by_name["Health"].full_name, reflection.SERVICE_NAME), server
+    )
+    port = server.add_insecure_port(address)
+    if port == 0:
+        raise OSError(f"could not bind {address}")
+    running = RunningServer(server=server, port=port, health=health_servicer, service_names=tuple(names))
+    running.set_serving(False)
+    return running
+
+
+def create_model_server(model: _ModelBase, address: str = "[::]:0", **kwargs) -> RunningServer:
+    return create_server([_registration(model)], address, **kwargs)
+
+
+def add_service_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--host", default="[::]", help="address to bind (default all interfaces)")
+    parser.add_argument("--port", type=int, default=50051, help="port to bind; 0 picks a free one")
+    parser.add_argument("--max-message-mb", type=float, default=DEFAULT_MAX_MESSAGE_MB,
+                        help="largest request/response in MiB; larger ones get RESOURCE_EXHAUSTED")
+    parser.add_argument("--workers", type=int, default=4, help="concurrent calls served")
+    parser.add_argument("--log-level", default="INFO")
+
+
+def run_until_signalled(running: RunningServer, load: Callable[[], None], name: str, grace: float = 5.0) -> None:
+    """Start, announce the port, load, serve until SIGTERM/SIGINT, then drain for ``grace`` seconds."""
+    def stop(signum, frame):
+        log.info("%s: signal %s, draining", name, signum)
+        running.set_serving(False)
+        running.server.stop(grace).wait()
+        sys.exit(0)
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    running.server.start()
+    print(f"{PORT_ANNOUNCEMENT}{running.port}", flush=True)
+    t0 = time.perf_counter()
+    try:
+        load()
+    except Exception:
+        log.exception("%s: load failed", name)
+        running.server.stop(0)
+        sys.exit(1)
+    running.set_serving(True)
+    log.info("%s: SERVING on port %d (loaded in %.1f s)", name, running.port, time.perf_counter() - t0)
+    running.server.wait_for_termination()
+
+
+def serve(model_factory: Callable[[], _ModelBase], argv: list[str] | None = None) -> None:
+    """Entry point of ``python -m services.<role>.<name>``."""
+    parser = argparse.ArgumentParser(description="VoxArena model service")
+    add_service_arguments(parser)
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    model = model_factory()
+    running = create_model_server(model, f"{args.host}:{args.port}", max_message_mb=args.max_message_mb,
+                                  workers=args.workers)
+
+    def load() -> None:
+        model.load()
+        model.mark_ready()
+
+    run_until_signalled(running, load, model.name)

@@ -1,0 +1,1 @@
+"""The VoxArena contract: generated gRPC stubs (``voxarena.v1``) and the audio codec every party shares."""

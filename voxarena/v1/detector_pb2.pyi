@@ -1,0 +1,95 @@
+from voxarena.v1 import common_pb2 as _common_pb2
+from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class DetectorFamily(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    DETECTOR_FAMILY_UNSPECIFIED: _ClassVar[DetectorFamily]
+    HANDCRAFTED_FRONT_END: _ClassVar[DetectorFamily]
+    END_TO_END_RAW_WAVEFORM: _ClassVar[DetectorFamily]
+    PRETRAINED_FRONT_END: _ClassVar[DetectorFamily]
+DETECTOR_FAMILY_UNSPECIFIED: DetectorFamily
+HANDCRAFTED_FRONT_END: DetectorFamily
+END_TO_END_RAW_WAVEFORM: DetectorFamily
+PRETRAINED_FRONT_END: DetectorFamily
+
+class DetectorInfo(_message.Message):
+    __slots__ = ("model", "family", "calibrated", "max_batch_size", "options")
+    MODEL_FIELD_NUMBER: _ClassVar[int]
+    FAMILY_FIELD_NUMBER: _ClassVar[int]
+    CALIBRATED_FIELD_NUMBER: _ClassVar[int]
+    MAX_BATCH_SIZE_FIELD_NUMBER: _ClassVar[int]
+    OPTIONS_FIELD_NUMBER: _ClassVar[int]
+    model: _common_pb2.ModelInfo
+    family: DetectorFamily
+    calibrated: bool
+    max_batch_size: int
+    options: _containers.RepeatedCompositeFieldContainer[_common_pb2.OptionSpec]
+    def __init__(self, model: _Optional[_Union[_common_pb2.ModelInfo, _Mapping]] = ..., family: _Optional[_Union[DetectorFamily, str]] = ..., calibrated: _Optional[bool] = ..., max_batch_size: _Optional[int] = ..., options: _Optional[_Iterable[_Union[_common_pb2.OptionSpec, _Mapping]]] = ...) -> None: ...
+
+class ScoreRequest(_message.Message):
+    __slots__ = ("request_id", "audio", "parameters")
+    class ParametersEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    AUDIO_FIELD_NUMBER: _ClassVar[int]
+    PARAMETERS_FIELD_NUMBER: _ClassVar[int]
+    request_id: str
+    audio: _common_pb2.Audio
+    parameters: _containers.ScalarMap[str, str]
+    def __init__(self, request_id: _Optional[str] = ..., audio: _Optional[_Union[_common_pb2.Audio, _Mapping]] = ..., parameters: _Optional[_Mapping[str, str]] = ...) -> None: ...
+
+class ScoreResponse(_message.Message):
+    __slots__ = ("request_id", "score", "is_llr", "timing")
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    SCORE_FIELD_NUMBER: _ClassVar[int]
+    IS_LLR_FIELD_NUMBER: _ClassVar[int]
+    TIMING_FIELD_NUMBER: _ClassVar[int]
+    request_id: str
+    score: float
+    is_llr: bool
+    timing: _common_pb2.Timing
+    def __init__(self, request_id: _Optional[str] = ..., score: _Optional[float] = ..., is_llr: _Optional[bool] = ..., timing: _Optional[_Union[_common_pb2.Timing, _Mapping]] = ...) -> None: ...
+
+class ScoreBatchRequest(_message.Message):
+    __slots__ = ("items",)
+    ITEMS_FIELD_NUMBER: _ClassVar[int]
+    items: _containers.RepeatedCompositeFieldContainer[ScoreRequest]
+    def __init__(self, items: _Optional[_Iterable[_Union[ScoreRequest, _Mapping]]] = ...) -> None: ...
+
+class ScoreBatchItem(_message.Message):
+    __slots__ = ("request_id", "result", "error")
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    RESULT_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    request_id: str
+    result: ScoreResponse
+    error: ItemError
+    def __init__(self, request_id: _Optional[str] = ..., result: _Optional[_Union[ScoreResponse, _Mapping]] = ..., error: _Optional[_Union[ItemError, _Mapping]] = ...) -> None: ...
+
+class ItemError(_message.Message):
+    __slots__ = ("code", "message")
+    CODE_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    code: int
+    message: str
+    def __init__(self, code: _Optional[int] = ..., message: _Optional[str] = ...) -> None: ...
+
+class ScoreBatchResponse(_message.Message):
+    __slots__ = ("items", "timing")
+    ITEMS_FIELD_NUMBER: _ClassVar[int]
+    TIMING_FIELD_NUMBER: _ClassVar[int]
+    items: _containers.RepeatedCompositeFieldContainer[ScoreBatchItem]
+    timing: _common_pb2.Timing
+    def __init__(self, items: _Optional[_Iterable[_Union[ScoreBatchItem, _Mapping]]] = ..., timing: _Optional[_Union[_common_pb2.Timing, _Mapping]] = ...) -> None: ...

@@ -1,0 +1,206 @@
+from voxarena.v1 import common_pb2 as _common_pb2
+from google.protobuf.internal import containers as _containers
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class MetricSpec(_message.Message):
+    __slots__ = ("name", "higher_is_better", "aggregation", "description", "needs")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    HIGHER_IS_BETTER_FIELD_NUMBER: _ClassVar[int]
+    AGGREGATION_FIELD_NUMBER: _ClassVar[int]
+    DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
+    NEEDS_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    higher_is_better: bool
+    aggregation: str
+    description: str
+    needs: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, name: _Optional[str] = ..., higher_is_better: _Optional[bool] = ..., aggregation: _Optional[str] = ..., description: _Optional[str] = ..., needs: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class ScorerInfo(_message.Message):
+    __slots__ = ("model", "metrics", "fingerprint")
+    class FingerprintEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    MODEL_FIELD_NUMBER: _ClassVar[int]
+    METRICS_FIELD_NUMBER: _ClassVar[int]
+    FINGERPRINT_FIELD_NUMBER: _ClassVar[int]
+    model: _common_pb2.ModelInfo
+    metrics: _containers.RepeatedCompositeFieldContainer[MetricSpec]
+    fingerprint: _containers.ScalarMap[str, str]
+    def __init__(self, model: _Optional[_Union[_common_pb2.ModelInfo, _Mapping]] = ..., metrics: _Optional[_Iterable[_Union[MetricSpec, _Mapping]]] = ..., fingerprint: _Optional[_Mapping[str, str]] = ...) -> None: ...
+
+class ClipRequest(_message.Message):
+    __slots__ = ("request_id", "metrics", "audio", "text", "speaker_reference", "source_reference", "generation_timing")
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    METRICS_FIELD_NUMBER: _ClassVar[int]
+    AUDIO_FIELD_NUMBER: _ClassVar[int]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    SPEAKER_REFERENCE_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_REFERENCE_FIELD_NUMBER: _ClassVar[int]
+    GENERATION_TIMING_FIELD_NUMBER: _ClassVar[int]
+    request_id: str
+    metrics: _containers.RepeatedScalarFieldContainer[str]
+    audio: _common_pb2.Audio
+    text: str
+    speaker_reference: _common_pb2.Audio
+    source_reference: _common_pb2.Audio
+    generation_timing: _common_pb2.Timing
+    def __init__(self, request_id: _Optional[str] = ..., metrics: _Optional[_Iterable[str]] = ..., audio: _Optional[_Union[_common_pb2.Audio, _Mapping]] = ..., text: _Optional[str] = ..., speaker_reference: _Optional[_Union[_common_pb2.Audio, _Mapping]] = ..., source_reference: _Optional[_Union[_common_pb2.Audio, _Mapping]] = ..., generation_timing: _Optional[_Union[_common_pb2.Timing, _Mapping]] = ...) -> None: ...
+
+class ClipMeasurement(_message.Message):
+    __slots__ = ("request_id", "values", "notes", "errors")
+    class ValuesEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: float
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[float] = ...) -> None: ...
+    class NotesEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    class ErrorsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    VALUES_FIELD_NUMBER: _ClassVar[int]
+    NOTES_FIELD_NUMBER: _ClassVar[int]
+    ERRORS_FIELD_NUMBER: _ClassVar[int]
+    request_id: str
+    values: _containers.ScalarMap[str, float]
+    notes: _containers.ScalarMap[str, str]
+    errors: _containers.ScalarMap[str, str]
+    def __init__(self, request_id: _Optional[str] = ..., values: _Optional[_Mapping[str, float]] = ..., notes: _Optional[_Mapping[str, str]] = ..., errors: _Optional[_Mapping[str, str]] = ...) -> None: ...
+
+class MeasureClipsRequest(_message.Message):
+    __slots__ = ("items",)
+    ITEMS_FIELD_NUMBER: _ClassVar[int]
+    items: _containers.RepeatedCompositeFieldContainer[ClipRequest]
+    def __init__(self, items: _Optional[_Iterable[_Union[ClipRequest, _Mapping]]] = ...) -> None: ...
+
+class MeasureClipsResponse(_message.Message):
+    __slots__ = ("items", "timing")
+    ITEMS_FIELD_NUMBER: _ClassVar[int]
+    TIMING_FIELD_NUMBER: _ClassVar[int]
+    items: _containers.RepeatedCompositeFieldContainer[ClipMeasurement]
+    timing: _common_pb2.Timing
+    def __init__(self, items: _Optional[_Iterable[_Union[ClipMeasurement, _Mapping]]] = ..., timing: _Optional[_Union[_common_pb2.Timing, _Mapping]] = ...) -> None: ...
+
+class MeasurementGroup(_message.Message):
+    __slots__ = ("name", "clips")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    CLIPS_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    clips: _containers.RepeatedCompositeFieldContainer[ClipMeasurement]
+    def __init__(self, name: _Optional[str] = ..., clips: _Optional[_Iterable[_Union[ClipMeasurement, _Mapping]]] = ...) -> None: ...
+
+class AggregateRequest(_message.Message):
+    __slots__ = ("metrics", "groups")
+    METRICS_FIELD_NUMBER: _ClassVar[int]
+    GROUPS_FIELD_NUMBER: _ClassVar[int]
+    metrics: _containers.RepeatedScalarFieldContainer[str]
+    groups: _containers.RepeatedCompositeFieldContainer[MeasurementGroup]
+    def __init__(self, metrics: _Optional[_Iterable[str]] = ..., groups: _Optional[_Iterable[_Union[MeasurementGroup, _Mapping]]] = ...) -> None: ...
+
+class GroupMetrics(_message.Message):
+    __slots__ = ("name", "values", "counts")
+    class ValuesEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: float
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[float] = ...) -> None: ...
+    class CountsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: int
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[int] = ...) -> None: ...
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    VALUES_FIELD_NUMBER: _ClassVar[int]
+    COUNTS_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    values: _containers.ScalarMap[str, float]
+    counts: _containers.ScalarMap[str, int]
+    def __init__(self, name: _Optional[str] = ..., values: _Optional[_Mapping[str, float]] = ..., counts: _Optional[_Mapping[str, int]] = ...) -> None: ...
+
+class AggregateResponse(_message.Message):
+    __slots__ = ("groups",)
+    GROUPS_FIELD_NUMBER: _ClassVar[int]
+    groups: _containers.RepeatedCompositeFieldContainer[GroupMetrics]
+    def __init__(self, groups: _Optional[_Iterable[_Union[GroupMetrics, _Mapping]]] = ...) -> None: ...
+
+class CostModel(_message.Message):
+    __slots__ = ("p_spoof", "c_miss", "c_fa")
+    P_SPOOF_FIELD_NUMBER: _ClassVar[int]
+    C_MISS_FIELD_NUMBER: _ClassVar[int]
+    C_FA_FIELD_NUMBER: _ClassVar[int]
+    p_spoof: float
+    c_miss: float
+    c_fa: float
+    def __init__(self, p_spoof: _Optional[float] = ..., c_miss: _Optional[float] = ..., c_fa: _Optional[float] = ...) -> None: ...
+
+class TrialSet(_message.Message):
+    __slots__ = ("name", "bonafide_scores", "spoof_scores")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    BONAFIDE_SCORES_FIELD_NUMBER: _ClassVar[int]
+    SPOOF_SCORES_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    bonafide_scores: _containers.RepeatedScalarFieldContainer[float]
+    spoof_scores: _containers.RepeatedScalarFieldContainer[float]
+    def __init__(self, name: _Optional[str] = ..., bonafide_scores: _Optional[_Iterable[float]] = ..., spoof_scores: _Optional[_Iterable[float]] = ...) -> None: ...
+
+class DetectionMetricsRequest(_message.Message):
+    __slots__ = ("sets", "costs")
+    SETS_FIELD_NUMBER: _ClassVar[int]
+    COSTS_FIELD_NUMBER: _ClassVar[int]
+    sets: _containers.RepeatedCompositeFieldContainer[TrialSet]
+    costs: CostModel
+    def __init__(self, sets: _Optional[_Iterable[_Union[TrialSet, _Mapping]]] = ..., costs: _Optional[_Union[CostModel, _Mapping]] = ...) -> None: ...
+
+class DetectionMetrics(_message.Message):
+    __slots__ = ("name", "n_bonafide", "n_spoof", "eer", "eer_threshold", "min_dcf", "act_dcf", "cllr", "min_cllr")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    N_BONAFIDE_FIELD_NUMBER: _ClassVar[int]
+    N_SPOOF_FIELD_NUMBER: _ClassVar[int]
+    EER_FIELD_NUMBER: _ClassVar[int]
+    EER_THRESHOLD_FIELD_NUMBER: _ClassVar[int]
+    MIN_DCF_FIELD_NUMBER: _ClassVar[int]
+    ACT_DCF_FIELD_NUMBER: _ClassVar[int]
+    CLLR_FIELD_NUMBER: _ClassVar[int]
+    MIN_CLLR_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    n_bonafide: int
+    n_spoof: int
+    eer: float
+    eer_threshold: float
+    min_dcf: float
+    act_dcf: float
+    cllr: float
+    min_cllr: float
+    def __init__(self, name: _Optional[str] = ..., n_bonafide: _Optional[int] = ..., n_spoof: _Optional[int] = ..., eer: _Optional[float] = ..., eer_threshold: _Optional[float] = ..., min_dcf: _Optional[float] = ..., act_dcf: _Optional[float] = ..., cllr: _Optional[float] = ..., min_cllr: _Optional[float] = ...) -> None: ...
+
+class DetectionMetricsResponse(_message.Message):
+    __slots__ = ("sets",)
+    SETS_FIELD_NUMBER: _ClassVar[int]
+    sets: _containers.RepeatedCompositeFieldContainer[DetectionMetrics]
+    def __init__(self, sets: _Optional[_Iterable[_Union[DetectionMetrics, _Mapping]]] = ...) -> None: ...
