@@ -13,7 +13,7 @@ import numpy as np
 
 from services.sdk import GeneratorModel, Option, SynthesisRequest, SynthesisResult, Voice
 from services.sdk.errors import InvalidArgument
-from services.sdk.hashing import sha256_file
+from voxarena.hashing import sha256_file
 from voxarena.codec import AudioClip
 
 

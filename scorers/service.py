@@ -1,0 +1,144 @@
+"""The scorer gRPC service (``python -m scorers --port N``), built on the shared service runtime."""
+from __future__ import annotations
+
+import argparse
+import logging
+import math
+import sys
+import time
+from importlib.metadata import version
+
+import numpy as np
+
+from services.sdk.errors import InvalidArgument, NotReady
+from services.sdk.server import _Stopwatch, add_service_arguments, create_server, run_until_signalled
+from voxarena.codec import AudioFormatError, decode_audio
+from voxarena.v1 import common_pb2, scorer_pb2, scorer_pb2_grpc
+
+from . import detection
+from .registry import REGISTRY, ClipInputs, MetricInputError, UnknownMetric, get_metric, metric_class
+
+log = logging.getLogger("voxarena.scorer")
+SCORER_VERSION = "1.0.0"
+
+
+def _metric(name: str):
+    try:
+        return get_metric(name)
+    except UnknownMetric as e:
+        raise InvalidArgument(str(e)) from None
+
+
+def fingerprint(metric_names) -> dict[str, str]:
+    fp = {"voxarena.scorer": SCORER_VERSION, "numpy": version("numpy"), "soxr": version("soxr"),
+          "detection": "ASVspoof 5 definitions (det curve, EER, minDCF, actDCF at -log(beta), Cllr, PAV minCllr)"}
+    for name in sorted(metric_names):
+        fp.update(get_metric(name).fingerprint())
+    return fp
+
+
+class ScorerServicer(scorer_pb2_grpc.ScorerServiceServicer):
+    def __init__(self, fingerprint_metrics: tuple[str, ...] = tuple(REGISTRY)) -> None:
+        self.ready = False
+        self._fp_metrics = fingerprint_metrics
+        self._fingerprint: dict[str, str] = {}
+
+    def load(self) -> None:
+        self._fingerprint = fingerprint(self._fp_metrics)
+        self.ready = True
+
+    def GetInfo(self, request, context):
+        if not self.ready:
+            raise NotReady("scorer is still loading")
+        specs = []
+        for name in sorted(REGISTRY):
+            cls = metric_class(name)
+            specs.append(scorer_pb2.MetricSpec(name=name, higher_is_better=cls.higher_is_better,
+                                               aggregation=cls.aggregation, description=cls.description, needs=cls.needs))
+        info = common_pb2.ModelInfo(name="voxarena-scorer", version=SCORER_VERSION, licence="Apache-2.0",
+                                    deterministic=True, timing_scope="measure: all requested metrics of a batch")
+        return scorer_pb2.ScorerInfo(model=info, metrics=specs, fingerprint=self._fingerprint)
+
+    @staticmethod
+    def _inputs(item: scorer_pb2.ClipRequest) -> ClipInputs:
+        def audio(field: str):
+            if not item.HasField(field):
+                return None
+            try:
+                return decode_audio(getattr(item, field), f"{item.request_id}: {field}")
+            except AudioFormatError as e:
+                raise InvalidArgument(str(e)) from None
+
+        return ClipInputs(
+            request_id=item.request_id, audio=audio("audio"), text=item.text,
+            speaker_reference=audio("speaker_reference"), source_reference=audio("source_reference"),
+            generation_wall_seconds=item.generation_timing.wall_seconds if item.HasField("generation_timing") else None,
+        )
+
+    def MeasureClips(self, request, context):
+        if not self.ready:
+            raise NotReady("scorer is still loading")
+        out = []
+        with _Stopwatch("measure") as sw:
+            for item in request.items:
+                if not item.request_id:
+                    raise InvalidArgument("a clip has an empty request_id")
+                if not item.HasField("audio"):
+                    raise InvalidArgument(f"{item.request_id}: no audio")
+                metrics = [_metric(n) for n in item.metrics]
+                clip = self._inputs(item)
+                m = scorer_pb2.ClipMeasurement(request_id=item.request_id)
+                for metric in metrics:
+                    try:
+                        values, notes = metric.measure(clip)
+                    except MetricInputError as e:
+                        m.errors[metric.name] = str(e)
+                        continue
+                    m.values.update(values)
+                    m.notes.update(notes)
+                out.append(m)
+        return scorer_pb2.MeasureClipsResponse(items=out, timing=sw.to_proto())
+
+    def Aggregate(self, request, context):
+        metrics = [_metric(n) for n in request.metrics]
+        groups = []
+        for group in request.groups:
+            g = scorer_pb2.GroupMetrics(name=group.name)
+            for metric in metrics:
+                rows = [dict(c.values) for c in group.clips if metric.name not in c.errors]
+                rows = [r for r in rows if any(k.startswith(metric.name + ".") for k in r)]
+                g.values[metric.name] = metric.aggregate(rows) if rows else math.nan
+                g.counts[metric.name] = len(rows)
+            groups.append(g)
+        return scorer_pb2.AggregateResponse(groups=groups)
+
+    def DetectionMetrics(self, request, context):
+        costs = detection.ASVSPOOF5_COSTS
+        if request.HasField("costs"):
+            c = request.costs
+            if not (0 < c.p_spoof < 1 and c.c_miss > 0 and c.c_fa > 0):
+                raise InvalidArgument(f"invalid costs: p_spoof={c.p_spoof} c_miss={c.c_miss} c_fa={c.c_fa}")
+            costs = detection.CostModel(c.p_spoof, c.c_miss, c.c_fa)
+        out = []
+        for s in request.sets:
+            try:
+                values = detection.detection_metrics(np.array(s.bonafide_scores), np.array(s.spoof_scores), costs)
+            except ValueError as e:
+                raise InvalidArgument(f"trial set {s.name}: {e}") from None
+            out.append(scorer_pb2.DetectionMetrics(name=s.name, **values))
+        return scorer_pb2.DetectionMetricsResponse(sets=out)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description="VoxArena scorer service")
+    add_service_arguments(parser)
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    servicer = ScorerServicer()
+    name = scorer_pb2.DESCRIPTOR.services_by_name["ScorerService"].full_name
+    running = create_server([(name, lambda s: scorer_pb2_grpc.add_ScorerServiceServicer_to_server(servicer, s))],
+                            f"{args.host}:{args.port}", max_message_mb=args.max_message_mb, workers=args.workers)
+    t0 = time.perf_counter()
+    run_until_signalled(running, servicer.load, "scorer")
+    log.debug("scorer ran %.1f s", time.perf_counter() - t0)

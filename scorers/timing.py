@@ -1,0 +1,20 @@
+"""Real-time factor from the generator's own timing (scope as the generator declares it)."""
+from __future__ import annotations
+
+from .registry import ClipInputs, Metric, MetricInputError, ratio_of_sums
+
+
+class RealTimeFactor(Metric):
+    name = "rtf"
+    higher_is_better = False
+    aggregation = "sum(generation wall seconds) / sum(generated audio seconds)"
+    description = "Real-time factor: seconds of the generator's native call per second of audio produced."
+    needs = ("timing",)
+
+    def measure(self, clip: ClipInputs):
+        if clip.generation_wall_seconds is None:
+            raise MetricInputError("no generation timing")
+        return {"rtf.wall_seconds": clip.generation_wall_seconds, "rtf.audio_seconds": clip.audio.duration}, {}
+
+    def aggregate(self, rows):
+        return ratio_of_sums(rows, "rtf.wall_seconds", "rtf.audio_seconds")

@@ -1,0 +1,1 @@
+"""Fake-voice detector services, one package per detector."""

@@ -1,0 +1,70 @@
+"""LFCC front end as the ASVspoof 2019 LA LFCC-GMM baseline defines it (``extract_lfcc.m``).
+
+20 ms Hamming frames with 50% overlap (10 ms shift) at 16 kHz, 512-point FFT, power spectrum,
+20 linearly spaced triangular filters from 0 to fs/2, log10 of the filter energies, orthonormal
+DCT-II keeping 20 coefficients (c0 included), then deltas and double deltas with the ±1-frame
+difference of ``deltas(x, 3)`` (edge frames repeated): 60 coefficients per frame.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import numpy as np
+from scipy.fft import dct
+
+
+@dataclass(frozen=True)
+class LfccConfig:
+    sample_rate: int = 16000
+    window_ms: float = 20.0
+    shift_ms: float = 10.0
+    n_fft: int = 512
+    n_filters: int = 20
+    n_ceps: int = 20
+    max_freq: float = 8000.0
+    delta_window: int = 3
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def linear_filterbank(cfg: LfccConfig) -> np.ndarray:
+    """(n_fft/2+1, n_filters) triangular filters with linearly spaced edges over [0, max_freq]."""
+    freqs = np.linspace(0.0, cfg.sample_rate / 2.0, cfg.n_fft // 2 + 1)
+    edges = np.linspace(0.0, cfg.max_freq, cfg.n_filters + 2)
+    bank = np.zeros((freqs.size, cfg.n_filters))
+    for k in range(cfg.n_filters):
+        lo, mid, hi = edges[k], edges[k + 1], edges[k + 2]
+        rising = (freqs - lo) / (mid - lo)
+        falling = (hi - freqs) / (hi - mid)
+        bank[:, k] = np.clip(np.minimum(rising, falling), 0.0, None)
+    return bank
+
+
+def deltas(x: np.ndarray, window: int = 3) -> np.ndarray:
+    """Regression-free deltas of Ellis' ``deltas.m``: sum_k k*(x[t+k]-x[t-k]) over k<=window//2."""
+    half = window // 2
+    padded = np.concatenate([np.repeat(x[:1], half, axis=0), x, np.repeat(x[-1:], half, axis=0)])
+    out = np.zeros_like(x)
+    n = x.shape[0]
+    for k in range(1, half + 1):
+        out += k * (padded[half + k : half + k + n] - padded[half - k : half - k + n])
+    return out
+
+
+def lfcc(signal: np.ndarray, cfg: LfccConfig = LfccConfig()) -> np.ndarray:
+    """(frames, 3*n_ceps) LFCC + delta + double delta of a float signal at ``cfg.sample_rate``."""
+    win = int(round(cfg.window_ms * cfg.sample_rate / 1000))
+    hop = int(round(cfg.shift_ms * cfg.sample_rate / 1000))
+    x = np.asarray(signal, dtype=np.float64)
+    if x.size < win:
+        x = np.pad(x, (0, win - x.size))
+    n_frames = 1 + (x.size - win) // hop
+    idx = np.arange(win)[None, :] + hop * np.arange(n_frames)[:, None]
+    frames = x[idx] * np.hamming(win)[None, :]
+    power = np.abs(np.fft.rfft(frames, n=cfg.n_fft, axis=1)) ** 2
+    energies = power @ linear_filterbank(cfg)
+    ceps = dct(np.log10(energies + np.finfo(float).eps), type=2, norm="ortho", axis=1)[:, : cfg.n_ceps]
+    d1 = deltas(ceps, cfg.delta_window)
+    d2 = deltas(d1, cfg.delta_window)
+    return np.hstack([ceps, d1, d2])
