@@ -1,0 +1,1 @@
+"""The orchestrator: plans work from a frozen manifest, fans requests out, validates, stores, reports."""

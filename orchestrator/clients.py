@@ -1,0 +1,104 @@
+"""gRPC clients of the three roles: a deadline on every call, retries of UNAVAILABLE only."""
+from __future__ import annotations
+
+import time
+from typing import Callable
+
+import grpc
+from google.protobuf import json_format
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from voxarena.v1 import common_pb2, detector_pb2_grpc, generator_pb2_grpc, scorer_pb2_grpc
+
+MAX_MESSAGE_BYTES = 64 * 1024 * 1024
+
+
+class ServiceStartError(RuntimeError):
+    pass
+
+
+def channel(address: str) -> grpc.Channel:
+    return grpc.insecure_channel(address, options=[
+        ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES), ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
+    ])
+
+
+def wait_for_serving(address: str, name: str, timeout: float, process=None, log_tail: Callable[[], str] | None = None) -> None:
+    """Poll grpc.health.v1 until SERVING; fail early if the local process died."""
+    ch = channel(address)
+    stub = health_pb2_grpc.HealthStub(ch)
+    deadline = time.monotonic() + timeout
+    last = "no answer"
+    try:
+        while time.monotonic() < deadline:
+            if process is not None and process.poll() is not None:
+                tail = log_tail() if log_tail else ""
+                raise ServiceStartError(f"{name}: process exited with code {process.returncode} while loading:\n{tail}")
+            try:
+                resp = stub.Check(health_pb2.HealthCheckRequest(service=""), timeout=2.0)
+                if resp.status == health_pb2.HealthCheckResponse.SERVING:
+                    return
+                last = health_pb2.HealthCheckResponse.ServingStatus.Name(resp.status)
+            except grpc.RpcError as e:
+                last = f"{e.code().name}: {e.details()}"
+            time.sleep(0.1)
+    finally:
+        ch.close()
+    raise ServiceStartError(f"{name} at {address} was not SERVING within {timeout:.0f} s (last: {last})")
+
+
+class CallFailed(RuntimeError):
+    """A call failed for good: carries the status code and the attempts made."""
+
+    def __init__(self, code: grpc.StatusCode, details: str, attempts: int) -> None:
+        super().__init__(f"{code.name}: {details}")
+        self.code, self.details, self.attempts = code, details, attempts
+
+
+def call_with_retry(method, request, deadline: float, retries: int, backoff: float):
+    """(response, attempts). Retries UNAVAILABLE only, with exponential backoff, at most ``retries`` times."""
+    attempt = 0
+    while True:
+        attempt += 1
+        try:
+            return method(request, timeout=deadline), attempt
+        except grpc.RpcError as e:
+            if e.code() == grpc.StatusCode.UNAVAILABLE and attempt <= retries:
+                time.sleep(backoff * 2 ** (attempt - 1))
+                continue
+            raise CallFailed(e.code(), e.details() or "", attempt) from None
+
+
+class ServiceClient:
+    stub_class: type = object
+
+    def __init__(self, name: str, address: str, deadline: float, retries: int, backoff: float) -> None:
+        self.name, self.address = name, address
+        self.deadline, self.retries, self.backoff = deadline, retries, backoff
+        self.channel = channel(address)
+        self.stub = self.stub_class(self.channel)
+
+    def call(self, method_name: str, request):
+        return call_with_retry(getattr(self.stub, method_name), request, self.deadline, self.retries, self.backoff)
+
+    def info(self):
+        resp, _ = self.call("GetInfo", common_pb2.GetInfoRequest())
+        return resp
+
+    def info_dict(self) -> dict:
+        return json_format.MessageToDict(self.info(), preserving_proto_field_name=True)
+
+    def close(self) -> None:
+        self.channel.close()
+
+
+class GeneratorClient(ServiceClient):
+    stub_class = generator_pb2_grpc.GeneratorServiceStub
+
+
+class DetectorClient(ServiceClient):
+    stub_class = detector_pb2_grpc.DetectorServiceStub
+
+
+class ScorerClient(ServiceClient):
+    stub_class = scorer_pb2_grpc.ScorerServiceStub

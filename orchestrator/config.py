@@ -1,0 +1,146 @@
+"""Run configuration: YAML validated by pydantic; a bad key is an error naming the key and the file.
+
+Precedence: command-line overrides > YAML file > defaults. Paths may use ``${VAR}`` or
+``${VAR:-default}`` and are resolved relative to the config file's directory.
+"""
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+
+class ConfigError(ValueError):
+    pass
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class DatasetConfig(_Strict):
+    kind: Literal["librispeech"] = "librispeech"
+    root: str = Field(description="LibriSpeech-layout directory (holds the subset folders)")
+    subsets: list[str] = Field(min_length=1)
+    # Text for TTS where an utterance has no transcript: lines "<id> <TEXT>" of this file, in order.
+    prompts: str | None = None
+    prompt_offset: int = Field(0, ge=0, description="first prompt line used")
+    max_items: int | None = Field(None, ge=1)
+    max_per_speaker: int | None = Field(None, ge=1)
+    speakers_file: str | None = Field(None, description="SPEAKERS.TXT for sex labels; default <root>/SPEAKERS.TXT")
+
+
+class ProtocolConfig(_Strict):
+    seed: int = 0
+    tasks: list[Literal["TTS", "CLONE", "RECONSTRUCT", "CONVERT"]] = ["TTS"]
+    min_duration: float = Field(0.2, gt=0, description="shortest valid generated clip, seconds")
+    max_duration: float = Field(120.0, gt=0, description="longest valid generated clip, seconds")
+
+
+class ServiceConfig(_Strict):
+    """A service: ``address`` host:port of a running one, or none to start it as a local process."""
+
+    address: str | None = None
+    module: str | None = Field(None, description="python module to start in local mode (default: known services)")
+    parameters: dict[str, str] = {}
+    voice: str = ""
+    concurrency: int = Field(2, ge=1, le=64)
+    args: list[str] = []
+
+    @field_validator("parameters", mode="before")
+    @classmethod
+    def _stringify(cls, v):
+        return {str(k): str(val) for k, val in (v or {}).items()}
+
+
+class ScorerConfig(ServiceConfig):
+    metrics: list[str] = ["wer", "cer", "sim", "rtf"]
+    batch_size: int = Field(8, ge=1)
+
+
+class ExecutionConfig(_Strict):
+    deadline_seconds: float = Field(300.0, gt=0, description="deadline of every call")
+    retries: int = Field(3, ge=0, description="retries of UNAVAILABLE calls, with exponential backoff")
+    backoff_seconds: float = Field(0.5, gt=0)
+    detector_batch_size: int = Field(16, ge=1)
+    startup_timeout_seconds: float = Field(300.0, gt=0)
+
+
+class RunConfig(_Strict):
+    name: str = "arena"
+    dataset: DatasetConfig
+    protocol: ProtocolConfig = ProtocolConfig()
+    generators: dict[str, ServiceConfig] = {}
+    detectors: dict[str, ServiceConfig] = {}
+    scorer: ScorerConfig = ScorerConfig()
+    execution: ExecutionConfig = ExecutionConfig()
+
+
+_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+
+def expand(value: str) -> str:
+    def sub(m: re.Match) -> str:
+        name, default = m.group(1), m.group(2)
+        if name in os.environ:
+            return os.environ[name]
+        if default is None:
+            raise ConfigError(f"environment variable {name} is not set and has no default")
+        return default
+
+    return _VAR.sub(sub, value)
+
+
+def _resolve(path: str | None, base: Path) -> str | None:
+    if path is None:
+        return None
+    p = Path(expand(path)).expanduser()
+    return str((base / p).resolve() if not p.is_absolute() else p)
+
+
+def _set_dotted(data: dict, dotted: str, value: object) -> None:
+    keys = dotted.split(".")
+    node = data
+    for k in keys[:-1]:
+        node = node.setdefault(k, {})
+    node[keys[-1]] = value
+
+
+def load_config(path: str | Path, overrides: dict[str, object] | None = None) -> RunConfig:
+    """Read, override (dotted keys, e.g. ``protocol.seed``), validate and resolve paths."""
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text()) or {}
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: no such config file") from None
+    except yaml.YAMLError as e:
+        raise ConfigError(f"{path}: not valid YAML: {e}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: expected a mapping at the top level")
+    for key, value in (overrides or {}).items():
+        if value is not None:
+            _set_dotted(data, key, value)
+    try:
+        cfg = RunConfig.model_validate(data)
+    except ValidationError as e:
+        problems = []
+        for err in e.errors():
+            loc = ".".join(str(x) for x in err["loc"])
+            msg = "unknown key" if err["type"] == "extra_forbidden" else err["msg"]
+            problems.append(f"{path}: {loc}: {msg}")
+        raise ConfigError("\n".join(problems)) from None
+    base = path.resolve().parent
+    ds = cfg.dataset
+    ds.root = _resolve(ds.root, base)
+    ds.prompts = _resolve(ds.prompts, base)
+    ds.speakers_file = _resolve(ds.speakers_file, base)
+    for name in list(cfg.generators) + list(cfg.detectors):
+        if not re.fullmatch(r"[a-z0-9][a-z0-9_.-]*", name):
+            raise ConfigError(f"{path}: service name {name!r} must be lower-case letters, digits, '-', '_' or '.'")
+    if not cfg.generators:
+        raise ConfigError(f"{path}: generators: at least one generator is needed")
+    return cfg

@@ -1,0 +1,111 @@
+"""Local mode (the embedded default): start a service as a child process on a free loopback port.
+
+The child binds port 0 and announces the port it got on stdout, so there is no port race; the
+parent waits for grpc.health.v1 SERVING, and the child dies with the parent (PR_SET_PDEATHSIG), so
+a killed orchestrator leaves no orphans.
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+from .clients import ServiceStartError, wait_for_serving
+
+# Reference services by name -> python module. A config may name any other module.
+KNOWN_SERVICES = {
+    "piper-vits": "services.generators.piper_vits",
+    "espeak-ng": "services.generators.espeak_ng",
+    "lfcc-gmm": "services.detectors.lfcc_gmm",
+    "scorer": "scorers",
+    "dummy-generator": "services.testing.dummy_generator",
+    "dummy-detector": "services.testing.dummy_detector",
+}
+PORT_ANNOUNCEMENT = "VOXARENA_PORT="
+
+
+def _die_with_parent() -> None:
+    try:
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except OSError:
+        pass
+
+
+def _proc_cpu_seconds(pid: int) -> float | None:
+    """utime+stime (+ waited-for children) of a live process, from /proc."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    ticks = os.sysconf("SC_CLK_TCK")
+    return sum(int(fields[i]) for i in (11, 12, 13, 14)) / ticks
+
+
+class LocalService:
+    def __init__(self, name: str, module: str | None, log_path: Path, extra_args: list[str] | None = None) -> None:
+        self.name = name
+        self.module = module or KNOWN_SERVICES.get(name)
+        if not self.module:
+            raise ServiceStartError(
+                f"{name}: no address given and no known module to start it locally; set 'module:' or 'address:' "
+                f"(known: {', '.join(sorted(KNOWN_SERVICES))})"
+            )
+        self.log_path = log_path
+        self.extra_args = extra_args or []
+        self.proc: subprocess.Popen | None = None
+        self.address: str | None = None
+        self.cpu_seconds: float | None = None
+
+    def start(self) -> None:
+        cmd = [sys.executable, "-m", self.module, "--host", "127.0.0.1", "--port", "0", *self.extra_args]
+        self._log = open(self.log_path, "ab")
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=self._log, preexec_fn=_die_with_parent,
+                                     cwd=os.getcwd())
+        self.started_at = time.time()
+
+    def wait_ready(self, timeout: float) -> str:
+        assert self.proc is not None
+        port: list[int] = []
+
+        def read_port() -> None:
+            for raw in self.proc.stdout:  # the rest of stdout is drained so the child never blocks
+                line = raw.decode(errors="replace").strip()
+                if line.startswith(PORT_ANNOUNCEMENT) and not port:
+                    port.append(int(line[len(PORT_ANNOUNCEMENT):]))
+
+        threading.Thread(target=read_port, daemon=True).start()
+        deadline = time.monotonic() + timeout
+        while not port:
+            if self.proc.poll() is not None:
+                raise ServiceStartError(f"{self.name}: process exited with code {self.proc.returncode} before "
+                                        f"announcing its port; last log lines:\n{self.log_tail()}")
+            if time.monotonic() > deadline:
+                raise ServiceStartError(f"{self.name}: no port announced within {timeout:.0f} s")
+            time.sleep(0.02)
+        self.address = f"127.0.0.1:{port[0]}"
+        wait_for_serving(self.address, self.name, max(1.0, deadline - time.monotonic()), process=self.proc,
+                         log_tail=self.log_tail)
+        return self.address
+
+    def log_tail(self, n: int = 15) -> str:
+        try:
+            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-n:])
+        except OSError:
+            return ""
+
+    def stop(self, grace: float = 10.0) -> None:
+        if self.proc is None or self.proc.poll() is not None:
+            return
+        self.cpu_seconds = _proc_cpu_seconds(self.proc.pid)
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            self.proc.wait(grace)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self._log.close()
