@@ -25,6 +25,7 @@ KNOWN_SERVICES = {
     "scorer": "scorers",
     "dummy-generator": "services.testing.dummy_generator",
     "dummy-detector": "services.testing.dummy_detector",
+    "misbehaving-generator": "services.testing.misbehaving_generator",
 }
 PORT_ANNOUNCEMENT = "VOXARENA_PORT="
 

@@ -1,0 +1,52 @@
+"""A deterministic synthetic 'voice': a seeded buzz whose pitch contour follows the text.
+
+It honours the contract through the SDK, like a real generator: TTS and RECONSTRUCT, same seed
+gives the same bytes. ``python -m services.testing.dummy_generator --port N``
+"""
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+
+from services.sdk import GeneratorModel, Option, SynthesisRequest, SynthesisResult, Voice, serve
+from voxarena.codec import AudioClip
+
+
+class DummyGenerator(GeneratorModel):
+    name = "dummy-generator"
+    version = "1.0.0"
+    licence = "Apache-2.0"
+    family = "VOCODER_DSP"
+    tasks = ("TTS", "RECONSTRUCT")
+    native_sample_rate = 16000
+    deterministic = True
+    timing_scope = "synthesis: numpy buzz"
+    voices = (Voice("buzz", "en-US", "a pulse train"),)
+    options = (Option("seconds_per_char", "duration per text character", "0.06"),
+               Option("sleep", "seconds to wait before answering (for deadline tests)", "0"))
+
+    def load(self) -> None:
+        pass
+
+    def synthesize(self, request: SynthesisRequest) -> SynthesisResult:
+        import time
+
+        sleep = self.float_option(request.parameters, "sleep", 0, 600)
+        if sleep:
+            time.sleep(sleep)
+        rng = np.random.default_rng(request.seed)
+        sr = self.native_sample_rate
+        if request.task == "TTS":
+            n = max(int(len(request.text) * self.float_option(request.parameters, "seconds_per_char", 0.001, 1) * sr), sr // 2)
+        else:
+            n = len(request.source_audio.samples) * sr // request.source_audio.sample_rate
+        digest = hashlib.sha256(request.text.encode()).digest()
+        f0 = 100 + 60 * np.interp(np.arange(n), np.linspace(0, n, 32), np.frombuffer(digest, np.uint8) / 255.0)
+        phase = 2 * np.pi * np.cumsum(f0) / sr
+        x = 0.3 * np.sign(np.sin(phase)) * (0.5 + 0.5 * np.sin(2 * np.pi * 3 * np.arange(n) / sr)) + 0.01 * rng.standard_normal(n)
+        return SynthesisResult(AudioClip((np.clip(x, -1, 1) * 32767).astype(np.int16), sr))
+
+
+if __name__ == "__main__":
+    serve(DummyGenerator)

@@ -1,0 +1,79 @@
+"""Detection metrics against values computed by hand and by independent implementations."""
+import math
+
+import numpy as np
+import pytest
+
+from scorers import detection as D
+
+BONA = np.array([0.9, 0.8, 0.3])
+SPOOF = np.array([0.5, 0.2, 0.1, 0.4])
+
+
+def test_hand_computed_set():
+    # Sorted: .1s .2s .3b .4s .5s .8b .9b -> DET points (Pmiss, Pfa):
+    # (0,1) (0,.75) (0,.5) (1/3,.5) (1/3,.25) (1/3,0) (2/3,0) (1,0); closest pair (1/3, .25) at threshold .4.
+    eer, thr = D.eer(BONA, SPOOF)
+    assert eer == pytest.approx((1 / 3 + 0.25) / 2)
+    assert thr == pytest.approx(0.4)
+    # Cdet = .95 Pmiss + .5 Pfa, smallest at (0, .5) = .25; normalised by min(.95, .5).
+    assert D.min_dcf(BONA, SPOOF) == pytest.approx(0.5)
+    # Bayes threshold -log(1.9) = -0.64: nothing missed, every spoof accepted -> .5 / .5.
+    assert D.act_dcf(BONA, SPOOF) == pytest.approx(1.0)
+    # PAV posteriors 0,0,1/3,1/3,1/3,1,1; prior odds 3/4 -> LLR log(2/3) for the pooled block.
+    expected_min_cllr = 0.5 * (math.log2(2.5) / 3 + 2 * math.log2(5 / 3) / 4)
+    assert D.min_cllr(BONA, SPOOF) == pytest.approx(expected_min_cllr)
+
+
+def test_cllr_by_definition():
+    b, s = np.array([2.0, -1.0, 0.5]), np.array([-3.0, 0.2])
+    expected = 0.5 * (sum(math.log2(1 + math.exp(-x)) for x in b) / 3 + sum(math.log2(1 + math.exp(x)) for x in s) / 2)
+    assert D.cllr(b, s) == pytest.approx(expected)
+    # A system that always says LLR 0 costs exactly one bit.
+    assert D.cllr(np.zeros(5), np.zeros(7)) == pytest.approx(1.0)
+
+
+def test_cllr_finite_for_huge_scores():
+    assert D.cllr(np.array([1e6]), np.array([-1e6])) == pytest.approx(0.0)
+    wrong = D.cllr(np.array([-1e6]), np.array([1e6]))
+    assert math.isfinite(wrong) and wrong == pytest.approx(1e6 / math.log(2))
+
+
+def _brute_min_dcf(b, s, costs=D.ASVSPOOF5_COSTS):
+    thresholds = np.concatenate([[-np.inf], np.sort(np.concatenate([b, s])), [np.inf]])
+    best = min(costs.c_miss * (1 - costs.p_spoof) * np.mean(b < t) + costs.c_fa * costs.p_spoof * np.mean(s >= t)
+               for t in thresholds)
+    return best / min(costs.c_miss * (1 - costs.p_spoof), costs.c_fa * costs.p_spoof)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_random_sets_against_independent_computations(seed):
+    from sklearn.metrics import roc_curve
+
+    rng = np.random.default_rng(seed)
+    b, s = rng.normal(1.0, 1.0, 200), rng.normal(-1.0, 1.5, 300)
+    assert D.min_dcf(b, s) == pytest.approx(_brute_min_dcf(b, s))
+    fpr, tpr, _ = roc_curve(np.r_[np.ones(b.size), np.zeros(s.size)], np.r_[b, s])
+    i = np.argmin(np.abs((1 - tpr) - fpr))
+    assert D.eer(b, s)[0] == pytest.approx((fpr[i] + 1 - tpr[i]) / 2, abs=1 / 200)
+    # minCllr <= Cllr, and for these already-monotone LLR-like scores PAV can only help.
+    assert D.min_cllr(b, s) <= D.cllr(b, s) + 1e-12
+    assert 0 <= D.act_dcf(b, s) and D.min_dcf(b, s) <= D.act_dcf(b, s) + 1e-12
+
+
+def test_perfect_and_inverted_systems():
+    b, s = np.array([3.0, 4.0]), np.array([-3.0, -4.0])
+    assert D.eer(b, s)[0] == 0.0 and D.min_dcf(b, s) == 0.0 and D.act_dcf(b, s) == 0.0
+    assert D.eer(s, b)[0] == 1.0
+
+
+def test_custom_costs_change_min_dcf():
+    costs = D.CostModel(p_spoof=0.5, c_miss=1, c_fa=1)
+    assert D.min_dcf(BONA, SPOOF, costs) == pytest.approx(_brute_min_dcf(BONA, SPOOF, costs))
+
+
+def test_rejects_empty_or_nonfinite():
+    with pytest.raises(ValueError, match="need bona fide and spoof"):
+        D.detection_metrics([], [1.0])
+    with pytest.raises(ValueError, match="finite"):
+        D.detection_metrics([np.nan], [1.0])
