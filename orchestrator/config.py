@@ -135,9 +135,12 @@ def load_config(path: str | Path, overrides: dict[str, object] | None = None) ->
         raise ConfigError("\n".join(problems)) from None
     base = path.resolve().parent
     ds = cfg.dataset
-    ds.root = _resolve(ds.root, base)
-    ds.prompts = _resolve(ds.prompts, base)
-    ds.speakers_file = _resolve(ds.speakers_file, base)
+    try:
+        ds.root = _resolve(ds.root, base)
+        ds.prompts = _resolve(ds.prompts, base)
+        ds.speakers_file = _resolve(ds.speakers_file, base)
+    except ConfigError as e:
+        raise ConfigError(f"{path}: dataset: {e}") from None
     for name in list(cfg.generators) + list(cfg.detectors):
         if not re.fullmatch(r"[a-z0-9][a-z0-9_.-]*", name):
             raise ConfigError(f"{path}: service name {name!r} must be lower-case letters, digits, '-', '_' or '.'")

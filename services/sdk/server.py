@@ -237,6 +237,9 @@ class ErrorMappingInterceptor(grpc.ServerInterceptor):
                 code = e.code.name
                 context.abort(e.code, f"{rid}: {e}")
             except Exception as e:  # a server fault, never the client's
+                if context.code() not in (None, grpc.StatusCode.OK):  # the handler aborted with its own status
+                    code = context.code().name
+                    raise
                 code = "INTERNAL"
                 log.exception("%s %s failed", method, rid)
                 context.abort(grpc.StatusCode.INTERNAL, f"{rid}: internal error: {type(e).__name__}: {e}")

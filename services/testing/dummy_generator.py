@@ -1,4 +1,4 @@
-"""A deterministic synthetic 'voice': a seeded buzz whose pitch contour follows the text.
+"""A deterministic synthetic 'voice': a seeded hum whose pitch contour follows the text.
 
 It honours the contract through the SDK, like a real generator: TTS and RECONSTRUCT, same seed
 gives the same bytes. ``python -m services.testing.dummy_generator --port N``
@@ -44,7 +44,7 @@ class DummyGenerator(GeneratorModel):
         digest = hashlib.sha256(request.text.encode()).digest()
         f0 = 100 + 60 * np.interp(np.arange(n), np.linspace(0, n, 32), np.frombuffer(digest, np.uint8) / 255.0)
         phase = 2 * np.pi * np.cumsum(f0) / sr
-        x = 0.3 * np.sign(np.sin(phase)) * (0.5 + 0.5 * np.sin(2 * np.pi * 3 * np.arange(n) / sr)) + 0.01 * rng.standard_normal(n)
+        x = 0.3 * np.sin(phase) * (0.5 + 0.5 * np.sin(2 * np.pi * 3 * np.arange(n) / sr)) + 0.001 * rng.standard_normal(n)
         return SynthesisResult(AudioClip((np.clip(x, -1, 1) * 32767).astype(np.int16), sr))
 
 

@@ -1,0 +1,172 @@
+"""End-to-end runs in local mode with the test-double services: the run directory, validation of
+misbehaving services, deadlines, start-up failures, and resume after a kill."""
+from __future__ import annotations
+
+import csv
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from orchestrator.config import load_config
+from orchestrator.pipeline import Arena, RunError
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def make_config(tmp_path: Path, speech_dir: Path, **overrides) -> Path:
+    cfg = {
+        "name": "t",
+        "dataset": {"root": str(speech_dir / "LibriSpeech"), "subsets": ["test-clean", "test-other"],
+                    "prompts": str(speech_dir / "prompts" / "librispeech-test-clean.trans.txt"), "max_items": 8},
+        "protocol": {"seed": 11, "tasks": ["TTS", "RECONSTRUCT"]},
+        "generators": {"dummy-generator": {}},
+        "detectors": {"dummy-detector": {}},
+        "scorer": {"metrics": ["rtf"]},
+        "execution": {"deadline_seconds": 30, "retries": 2, "backoff_seconds": 0.05, "detector_batch_size": 4},
+    }
+    for key, value in overrides.items():
+        node = cfg
+        *parents, last = key.split(".")
+        for p in parents:
+            node = node.setdefault(p, {})
+        node[last] = value
+    path = tmp_path / "config.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    return path
+
+
+def read_csv(path: Path) -> list[dict]:
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def run_arena(config: Path, out: Path, **kw) -> dict:
+    return Arena(load_config(config), out, config_file=config, progress=False, **kw).run()
+
+
+def test_local_run_writes_the_run_directory(tmp_path, speech_dir):
+    out = tmp_path / "run"
+    record = run_arena(make_config(tmp_path, speech_dir), out)
+    for name in ("run.json", "manifest.jsonl", "generations.jsonl", "detections.jsonl", "metrics/detection_metrics.csv",
+                 "metrics/generator_metrics.csv"):
+        assert (out / name).exists(), name
+    gens = [json.loads(line) for line in (out / "generations.jsonl").read_text().splitlines()]
+    assert len(gens) == 16 and all(g["status"] == "ok" for g in gens)  # 8 items x (TTS, RECONSTRUCT)
+    for g in gens:  # content-addressed audio
+        assert (out / g["audio"]).name == g["audio_sha256"] + ".wav"
+    dets = [json.loads(line) for line in (out / "detections.jsonl").read_text().splitlines()]
+    assert len(dets) == 8 + 16 and {d["kind"] for d in dets} == {"bonafide", "spoof"}
+    det = read_csv(out / "metrics" / "detection_metrics.csv")
+    assert [(r["detector"], r["generator"]) for r in det] == [("dummy-detector", "dummy-generator"),
+                                                              ("dummy-detector", "pooled")]
+    assert {"n_bonafide", "n_spoof", "eer", "min_dcf", "act_dcf", "cllr"} <= set(det[0])
+    assert det[1]["n_bonafide"] == "8" and det[1]["n_spoof"] == "16"
+    assert float(det[1]["eer"]) < 0.5  # the high-band detector separates the buzz from speech
+    gen = read_csv(out / "metrics" / "generator_metrics.csv")
+    assert gen[0]["generator"] == "dummy-generator" and gen[0]["n_ok"] == "16" and float(gen[0]["rtf"]) > 0
+    assert record["manifest"]["items"] == 8 and record["seeds"]["run_seed"] == 11
+    assert set(record["services"]) == {"dummy-generator", "dummy-detector", "scorer"}
+    assert record["services"]["dummy-generator"]["info"]["model"]["name"] == "dummy-generator"
+    assert record["sessions"][0]["ended_at"]
+    items = [json.loads(line) for line in (out / "manifest.jsonl").read_text().splitlines()]
+    assert {g["seed"] for g in gens} == {it["seed"] for it in items} == {11 + i for i in range(8)}
+
+    # A rerun on the same directory does nothing again and gives the same metrics.
+    before = (out / "metrics" / "detection_metrics.csv").read_bytes()
+    run_arena(make_config(tmp_path, speech_dir), out)
+    assert len((out / "generations.jsonl").read_text().splitlines()) == 16
+    assert (out / "metrics" / "detection_metrics.csv").read_bytes() == before
+
+
+def test_misbehaving_generator_is_caught_item_by_item(tmp_path, speech_dir):
+    from services.testing.misbehaving_generator import MODES
+
+    cfg = make_config(tmp_path, speech_dir, **{"generators": {"misbehaving-generator": {}}, "protocol.tasks": ["TTS"],
+                                               "protocol.seed": 0, "protocol.max_duration": 60,
+                                               "dataset.max_items": len(MODES)})
+    out = tmp_path / "run"
+    run_arena(cfg, out)
+    gens = {g["seed"]: g for g in map(json.loads, (out / "generations.jsonl").read_text().splitlines())}
+    expected = {"wrong_id": "request_id echo", "wrong_seed": "seed echo", "empty": "empty audio", "nan": "NaN",
+                "stereo": "expected mono", "wrong_rate": "sample_rate 22050 != declared 16000",
+                "too_long": "outside [0.2, 60.0]", "too_short": "outside [0.2, 60.0]", "no_timing": "timing",
+                "internal": "INTERNAL", "invalid_argument": "INVALID_ARGUMENT"}
+    for seed, mode in enumerate(MODES):
+        g = gens[seed]
+        if mode in ("ok", "unavailable_once"):
+            assert g["status"] == "ok", g
+            assert g["attempts"] == (2 if mode == "unavailable_once" else 1)
+        else:
+            assert g["status"] == "failed", (mode, g)
+            assert expected[mode] in g["reason"], (mode, g["reason"])
+            assert g["id"].split("|")[-1] in g["reason"]  # the reason names the item
+    dets = [json.loads(line) for line in (out / "detections.jsonl").read_text().splitlines()]
+    assert sum(d["kind"] == "spoof" for d in dets) == 2  # only the valid clips went on to the detector
+
+
+def test_deadline_is_a_recorded_failure(tmp_path, speech_dir):
+    cfg = make_config(tmp_path, speech_dir, **{"dataset.max_items": 1, "protocol.tasks": ["TTS"],
+                                               "generators": {"dummy-generator": {"parameters": {"sleep": 3}}},
+                                               "execution.deadline_seconds": 0.5})
+    run_arena(cfg, tmp_path / "run")
+    (g,) = [json.loads(line) for line in (tmp_path / "run" / "generations.jsonl").read_text().splitlines()]
+    assert g["status"] == "failed" and g["code"] == "DEADLINE_EXCEEDED"
+
+
+def test_service_that_cannot_start_is_named(tmp_path, speech_dir):
+    cfg = make_config(tmp_path, speech_dir, **{"generators": {"ghost": {"module": "services.no_such_module"}}})
+    with pytest.raises(RunError) as e:
+        run_arena(cfg, tmp_path / "run")
+    assert "ghost" in str(e.value) and "No module named" in str(e.value)
+
+
+def test_resume_refuses_a_changed_config(tmp_path, speech_dir):
+    out = tmp_path / "run"
+    run_arena(make_config(tmp_path, speech_dir, **{"dataset.max_items": 2, "protocol.tasks": ["TTS"]}), out)
+    with pytest.raises(RunError, match="different configuration"):
+        run_arena(make_config(tmp_path, speech_dir, **{"dataset.max_items": 3, "protocol.tasks": ["TTS"]}), out)
+
+
+def _orchestrator(config: Path, out: Path) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "orchestrator", "run", str(config), "--out", str(out), "--no-progress"],
+                            cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+
+@pytest.mark.parametrize("kill_after_lines", [3, 12])
+def test_killed_run_resumes_to_identical_metrics(tmp_path, speech_dir, kill_after_lines):
+    overrides = {"dataset.max_items": 10, "generators": {"dummy-generator": {"parameters": {"sleep": 0.2}}}}
+    cfg = make_config(tmp_path, speech_dir, **overrides)
+    reference = tmp_path / "uninterrupted"
+    assert _orchestrator(cfg, reference).wait(300) == 0
+
+    out = tmp_path / "killed"
+    proc = _orchestrator(cfg, out)
+    gens = out / "generations.jsonl"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if gens.exists() and len(gens.read_text().splitlines()) >= kill_after_lines:
+            break
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert not (out / "metrics" / "detection_metrics.csv").exists()
+    time.sleep(0.5)  # the local services die with their parent
+    second = _orchestrator(cfg, out)
+    assert second.wait(300) == 0, second.stderr.read().decode()[-2000:]
+
+    assert (out / "metrics" / "detection_metrics.csv").read_bytes() == \
+        (reference / "metrics" / "detection_metrics.csv").read_bytes()
+    strip_rtf = lambda rows: [{k: v for k, v in r.items() if k != "rtf"} for r in rows]  # noqa: E731 (wall time)
+    assert strip_rtf(read_csv(out / "metrics" / "generator_metrics.csv")) == \
+        strip_rtf(read_csv(reference / "metrics" / "generator_metrics.csv"))
+    ids = [json.loads(line)["id"] for line in gens.read_text().splitlines()]
+    assert len(ids) == len(set(ids)) == 20
+    run = json.loads((out / "run.json").read_text())
+    assert len(run["sessions"]) == 2
