@@ -20,7 +20,8 @@ def serve(model):
     running = create_model_server(model, "[::]:0")
     running.server.start()
     running.set_serving(True)
-    return running, grpc.insecure_channel(f"localhost:{running.port}")
+    limit = 64 * 1024 * 1024  # a 5,000-character text is minutes of audio
+    return running, grpc.insecure_channel(f"localhost:{running.port}", options=[("grpc.max_receive_message_length", limit)])
 
 
 @pytest.fixture(scope="module")
