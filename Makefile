@@ -4,14 +4,27 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PROTOS := $(wildcard proto/voxarena/v1/*.proto)
 
-.PHONY: setup system-deps proto proto-check test test-fast demo train-lfcc-gmm bench clean
+.PHONY: setup system-deps setup-mbrola proto proto-check test test-fast demo train-lfcc-gmm bench clean
 
 setup: system-deps $(VENV)/.installed
 
+DEBIAN_PACKAGES := espeak-ng flite festival festvox-us-slt-hts
+
 system-deps:
-	@command -v espeak-ng >/dev/null || { \
-	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq espeak-ng >/dev/null; \
-	  else echo "please install espeak-ng (sudo apt-get install espeak-ng)"; exit 1; fi; }
+	@missing=$$(for p in $(DEBIAN_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	  else echo "please install: sudo apt-get install $$missing"; exit 1; fi; fi
+
+# Optional and NON-FREE: MBROLA and its US voices come from Debian contrib/non-free; their licence
+# forbids sale. Only for users who accept that licence.
+setup-mbrola:
+	@if [ "$$(id -u)" != 0 ]; then echo "run as root (adds Debian contrib/non-free, installs mbrola mbrola-us1..3)"; exit 1; fi
+	@test -f /etc/apt/sources.list.d/voxarena-nonfree.sources || printf '%s\n' 'Types: deb' \
+	  'URIs: http://deb.debian.org/debian' 'Suites: $(shell . /etc/os-release && echo $$VERSION_CODENAME)' \
+	  'Components: contrib non-free' 'Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg' \
+	  > /etc/apt/sources.list.d/voxarena-nonfree.sources
+	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq mbrola mbrola-us1 mbrola-us2 mbrola-us3
 
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)

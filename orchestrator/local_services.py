@@ -21,6 +21,13 @@ from .clients import ServiceStartError, wait_for_serving
 KNOWN_SERVICES = {
     "piper-vits": "services.generators.piper_vits",
     "espeak-ng": "services.generators.espeak_ng",
+    "mbrola": "services.generators.mbrola",
+    "flite": "services.generators.flite",
+    "festival-hts": "services.generators.festival_hts",
+    "world-vocoder": "services.generators.world_vocoder",
+    "griffin-lim": "services.generators.griffin_lim",
+    "mlsa-vocoder": "services.generators.mlsa_vocoder",
+    "world-vc": "services.generators.world_vc",
     "lfcc-gmm": "services.detectors.lfcc_gmm",
     "scorer": "scorers",
     "dummy-generator": "services.testing.dummy_generator",

@@ -207,6 +207,16 @@ class Arena:
         return read_audio_file(str(path), what)
 
     # ---------------------------------------------------------------- stage: generation
+    @staticmethod
+    def _declared_rate(svc: Service) -> int:
+        """The rate the generator declares for the voice asked for (a voice may differ from the model)."""
+        voices = list(svc.info.voices)
+        wanted = svc.cfg.voice or (voices[0].name if voices else "")
+        for v in voices:
+            if v.name == wanted and v.sample_rate:
+                return v.sample_rate
+        return svc.info.model.native_sample_rate
+
     def _generate(self, gname: str, task: str, item: ManifestItem, ref: ManifestItem) -> dict:
         svc = self.services[gname]
         gid = f"{gname}|{task}|{item.id}"
@@ -230,9 +240,8 @@ class Arena:
                 req.reference_audio.CopyFrom(encode_audio(self._read_clip(Path(ref.audio_path), ref.audio_sha256, ref.id)))
             resp, attempts = svc.client.call("Synthesize", req)
             row["attempts"] = attempts
-            model = svc.info.model
             p = self.cfg.protocol
-            clip = validate_generation(gid, req, resp, model.native_sample_rate, model.timing_scope,
+            clip = validate_generation(gid, req, resp, self._declared_rate(svc), svc.info.model.timing_scope,
                                        p.min_duration, p.max_duration)
             rel, sha = self.store.put_audio(clip_to_wav_bytes(clip))
             row.update(status="ok", audio=rel, audio_sha256=sha, sample_rate=clip.sample_rate,

@@ -36,6 +36,8 @@ class Voice:
     name: str
     language: str = "en-US"
     description: str = ""
+    # Output rate when it differs from the model's native rate; 0 = native.
+    sample_rate: int = 0
 
 
 @dataclass

@@ -100,7 +100,8 @@ class GeneratorServicer(generator_pb2_grpc.GeneratorServiceServicer):
         return generator_pb2.GeneratorInfo(
             model=model_info(m), family=generator_pb2.GeneratorFamily.Value(m.family),
             tasks=[generator_pb2.Task.Value(t) for t in m.tasks],
-            voices=[generator_pb2.VoiceSpec(name=v.name, language=v.language, description=v.description) for v in m.voices],
+            voices=[generator_pb2.VoiceSpec(name=v.name, language=v.language, description=v.description,
+                                            sample_rate=v.sample_rate) for v in m.voices],
             options=_options(m),
         )
 

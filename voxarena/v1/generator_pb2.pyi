@@ -45,14 +45,16 @@ CONCATENATIVE: GeneratorFamily
 VOICE_CONVERSION: GeneratorFamily
 
 class VoiceSpec(_message.Message):
-    __slots__ = ("name", "language", "description")
+    __slots__ = ("name", "language", "description", "sample_rate")
     NAME_FIELD_NUMBER: _ClassVar[int]
     LANGUAGE_FIELD_NUMBER: _ClassVar[int]
     DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
+    SAMPLE_RATE_FIELD_NUMBER: _ClassVar[int]
     name: str
     language: str
     description: str
-    def __init__(self, name: _Optional[str] = ..., language: _Optional[str] = ..., description: _Optional[str] = ...) -> None: ...
+    sample_rate: int
+    def __init__(self, name: _Optional[str] = ..., language: _Optional[str] = ..., description: _Optional[str] = ..., sample_rate: _Optional[int] = ...) -> None: ...
 
 class GeneratorInfo(_message.Message):
     __slots__ = ("model", "family", "tasks", "voices", "options")

@@ -6,16 +6,9 @@ bytes, whatever the seed (which is echoed).
 """
 from __future__ import annotations
 
-import io
-import shutil
-import subprocess
-
-import numpy as np
-import soundfile as sf
-
 from services.sdk import GeneratorModel, Option, SynthesisRequest, SynthesisResult, Voice
-from services.sdk.errors import InternalError, InvalidArgument, TimeLimitExceeded
-from voxarena.codec import AudioClip
+from services.sdk.errors import InternalError
+from services.sdk.process_engine import program_version, require_program, run_engine, time_limit_for
 
 
 class EspeakNgModel(GeneratorModel):
@@ -39,37 +32,27 @@ class EspeakNgModel(GeneratorModel):
     )
 
     def load(self) -> None:
-        self._exe = shutil.which("espeak-ng")
-        if not self._exe:
-            raise RuntimeError("espeak-ng is not installed (Debian package espeak-ng)")
-        out = subprocess.run([self._exe, "--version"], capture_output=True, text=True, timeout=30)
-        self._version = out.stdout.strip()
-        self._run("Warm up.", "en-us", 175, 50, 0, 1.0)
+        self._exe = require_program("espeak-ng", "espeak-ng")
+        self._version = program_version([self._exe, "--version"])
+        self._check_voices()
+        self.synthesize_text("Warm up.", self.voices[0].name, {o.name: o.default for o in self.options})
+
+    def _check_voices(self) -> None:
+        pass
 
     def metadata(self) -> dict[str, str]:
         return {"engine": self._version}
 
-    def _run(self, text: str, voice: str, speed: int, pitch: int, gap: int, seconds_limit: float) -> np.ndarray:
+    def synthesize_text(self, text: str, voice: str, options: dict[str, str]):
+        speed = int(self.float_option(options, "speed", 80, 450))
+        pitch = int(self.float_option(options, "pitch", 0, 99))
+        gap = int(self.float_option(options, "word_gap", 0, 100))
         cmd = [self._exe, "-v", voice, "-s", str(speed), "-p", str(pitch), "-g", str(gap), "--stdout"]
-        try:
-            proc = subprocess.run(cmd, input=text.encode("utf-8"), capture_output=True, timeout=seconds_limit)
-        except subprocess.TimeoutExpired:
-            raise TimeLimitExceeded(f"espeak-ng took longer than {seconds_limit:.0f} s") from None
-        if proc.returncode != 0:
-            raise InternalError(f"espeak-ng exited {proc.returncode}: {proc.stderr.decode(errors='replace')[-300:]}")
-        samples, rate = sf.read(io.BytesIO(proc.stdout), dtype="int16")
-        if rate != self.native_sample_rate:
-            raise InternalError(f"espeak-ng wrote {rate} Hz, expected {self.native_sample_rate}")
-        return np.ascontiguousarray(samples)
+        clip = run_engine(cmd, text, time_limit_for(text), self.name)
+        rate = next((v.sample_rate for v in self.voices if v.name == voice and v.sample_rate), self.native_sample_rate)
+        if clip.sample_rate != rate:
+            raise InternalError(f"{self.name} wrote {clip.sample_rate} Hz for voice {voice}, expected {rate}")
+        return clip
 
     def synthesize(self, request: SynthesisRequest) -> SynthesisResult:
-        o = request.parameters
-        speed = int(self.float_option(o, "speed", 80, 450))
-        pitch = int(self.float_option(o, "pitch", 0, 99))
-        gap = int(self.float_option(o, "word_gap", 0, 100))
-        limit = 30.0 + len(request.text) / 20.0
-        audio = self._run(request.text, request.voice, speed, pitch, gap, limit)
-        # espeak-ng writes a valid WAV even for unspeakable text; under 50 ms is no speech.
-        if audio.size < self.native_sample_rate // 20 or not np.any(audio):
-            raise InvalidArgument("the engine produced no audio for this text (nothing speakable?)")
-        return SynthesisResult(audio=AudioClip(audio, self.native_sample_rate), voice=request.voice)
+        return SynthesisResult(self.synthesize_text(request.text, request.voice, request.parameters), voice=request.voice)
