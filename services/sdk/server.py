@@ -128,16 +128,18 @@ class GeneratorServicer(generator_pb2_grpc.GeneratorServiceServicer):
         if task in ("CLONE", "CONVERT"):
             if not req.HasField("reference_audio"):
                 raise InvalidArgument(f"{task} needs reference_audio")
-            out.reference_audio = _decode(req.reference_audio, "reference_audio")
+            out.reference_audio = self._bounded(_decode(req.reference_audio, "reference_audio"), "reference_audio")
         if task in ("RECONSTRUCT", "CONVERT"):
             if not req.HasField("source_audio"):
                 raise InvalidArgument(f"{task} needs source_audio")
-            out.source_audio = _decode(req.source_audio, "source_audio")
-            if out.source_audio.duration > m.max_source_seconds:
-                raise InvalidArgument(
-                    f"source_audio is {out.source_audio.duration:.1f} s; {m.name} accepts at most {m.max_source_seconds:.0f} s"
-                )
+            out.source_audio = self._bounded(_decode(req.source_audio, "source_audio"), "source_audio")
         return out
+
+    def _bounded(self, clip, what: str):
+        if clip.duration > self.model.max_source_seconds:
+            raise InvalidArgument(f"{what} is {clip.duration:.1f} s; {self.model.name} accepts at most "
+                                  f"{self.model.max_source_seconds:.0f} s")
+        return clip
 
     def Synthesize(self, request, context):
         self._require_ready()

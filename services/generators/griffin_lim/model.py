@@ -21,6 +21,7 @@ class GriffinLimModel(GeneratorModel):
     native_sample_rate = 16000
     deterministic = True
     timing_scope = "synthesis: mel analysis + mel inversion + Griffin-Lim iterations"
+    max_source_seconds = 120.0  # longer sources: INVALID_ARGUMENT (split them), never a hang
     options = (Option("n_iter", "Griffin-Lim iterations, 1..500", "32"),
                Option("n_mels", "mel bands, 20..256", "80"),
                Option("n_fft", "FFT size, 256..4096", "1024"),

@@ -39,6 +39,7 @@ class MlsaVocoderModel(GeneratorModel):
     native_sample_rate = 16000
     deterministic = True
     timing_scope = "synthesis: mel-cepstral analysis + SWIPE' pitch + MLSA filtering"
+    max_source_seconds = 120.0  # longer sources: INVALID_ARGUMENT (split them), never a hang
     options = (Option("order", "mel-cepstrum order, 10..60", "24"),
                Option("alpha", "all-pass constant, 0..0.8", "0.42"))
 

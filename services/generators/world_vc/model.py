@@ -56,6 +56,7 @@ class WorldVcModel(GeneratorModel):
     native_sample_rate = 16000
     deterministic = True
     timing_scope = "synthesis: (CLONE: Piper TTS +) WORLD analysis of source and reference + conversion + synthesis"
+    max_source_seconds = 120.0
     options = (Option("f0_method", "harvest or dio", "harvest"),
                Option("strength", "0 keeps the source voice, 1 maps fully to the reference statistics", "1.0"))
 

@@ -29,7 +29,7 @@ class WorldVocoderModel(GeneratorModel):
     native_sample_rate = 16000
     deterministic = True
     timing_scope = "synthesis: WORLD analysis (F0, CheapTrick, D4C) + synthesis of the source clip"
-    max_source_seconds = 600.0
+    max_source_seconds = 120.0  # longer sources: INVALID_ARGUMENT (split them), never a hang
     options = (Option("f0_method", "harvest (accurate) or dio (fast, with StoneMask)", "harvest"),
                Option("frame_period", "analysis frame period in ms, 1..20", "5.0"))
 
