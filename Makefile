@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PROTOS := $(wildcard proto/voxarena/v1/*.proto)
 
-.PHONY: setup system-deps setup-mbrola proto proto-check test test-fast demo train-lfcc-gmm bench clean
+.PHONY: setup system-deps setup-mbrola proto proto-check test test-fast demo train-lfcc-gmm bench bench-generators clean
 
 setup: system-deps $(VENV)/.installed
 
@@ -58,6 +58,9 @@ train-lfcc-gmm: setup
 
 bench: setup
 	$(PY) benchmarks/harness_efficiency.py
+
+bench-generators: setup
+	$(PY) benchmarks/generator_rtf.py
 
 clean:
 	rm -rf $(VENV) runs .pytest_cache

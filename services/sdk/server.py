@@ -84,15 +84,21 @@ def _decode(msg: common_pb2.Audio, what: str):
         raise InvalidArgument(str(e)) from None
 
 
-class GeneratorServicer(generator_pb2_grpc.GeneratorServiceServicer):
-    """Thin: validate and convert, call the model, convert back, echo ids and seed, fill timing."""
+class _ModelServicer:
+    """What both roles' servicers share: the model, and UNAVAILABLE until it has loaded."""
 
-    def __init__(self, model: GeneratorModel) -> None:
+    def __init__(self, model: _ModelBase) -> None:
         self.model = model
 
     def _require_ready(self) -> None:
         if not self.model.ready:
             raise NotReady(f"{self.model.name} is still loading")
+
+
+class GeneratorServicer(_ModelServicer, generator_pb2_grpc.GeneratorServiceServicer):
+    """Thin: validate and convert, call the model, convert back, echo ids and seed, fill timing."""
+
+    model: GeneratorModel
 
     def GetInfo(self, request, context):
         self._require_ready()
@@ -153,13 +159,8 @@ class GeneratorServicer(generator_pb2_grpc.GeneratorServiceServicer):
         )
 
 
-class DetectorServicer(detector_pb2_grpc.DetectorServiceServicer):
-    def __init__(self, model: DetectorModel) -> None:
-        self.model = model
-
-    def _require_ready(self) -> None:
-        if not self.model.ready:
-            raise NotReady(f"{self.model.name} is still loading")
+class DetectorServicer(_ModelServicer, detector_pb2_grpc.DetectorServiceServicer):
+    model: DetectorModel
 
     def GetInfo(self, request, context):
         self._require_ready()
