@@ -32,13 +32,14 @@ def print_summary(run_dir: Path, console: Console) -> None:
 
 
 def _print_detection(det: list[dict], generators: list[str], detectors: list[str], console: Console) -> None:
-    t = Table(title="EER (detector x generator; lower = detector better)")
-    t.add_column("detector")
-    for g in generators:
-        t.add_column(g, justify="right")
+    # Generators as rows: an arena has many more generators than detectors.
+    t = Table(title="EER, generator x detector (lower = the detector wins)")
+    t.add_column("generator")
     for d in detectors:
-        by = {r["generator"]: r for r in det if r["detector"] == d}
-        t.add_row(d, *[_pct(by[g]["eer"]) if g in by else "-" for g in generators])
+        t.add_column(d, justify="right")
+    by = {(r["detector"], r["generator"]): r for r in det}
+    for g in generators:
+        t.add_row(g, *[_pct(by[(d, g)]["eer"]) if (d, g) in by else "-" for d in detectors])
     console.print(t)
     t2 = Table(title="minDCF / actDCF / Cllr (pooled)")
     for c in ("detector", "n_bonafide", "n_spoof", "eer", "min_dcf", "act_dcf", "cllr", "llr?"):
