@@ -57,9 +57,14 @@ class ServiceConfig(_Strict):
         return {str(k): str(val) for k, val in (v or {}).items()}
 
 
+DEFAULT_METRICS = ["wer", "cer", "sim", "rtf", "dnsmos", "pesq", "stoi", "psnr", "ssim", "ls_mse", "mcd"]
+
+
 class ScorerConfig(ServiceConfig):
-    metrics: list[str] = ["wer", "cer", "sim", "rtf"]
+    metrics: list[str] = DEFAULT_METRICS
     batch_size: int = Field(8, ge=1)
+    bootstrap_resamples: int = Field(1000, ge=0, description="speaker-cluster bootstrap resamples for CIs; 0 = none")
+    confidence: float = Field(0.95, gt=0, lt=1)
 
 
 class ExecutionConfig(_Strict):

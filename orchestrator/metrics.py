@@ -2,22 +2,32 @@
 
 Detection metrics are computed once per trial set over pooled scores (never averaged per item):
 one row per detector x generator (that generator's spoofs against all bona fide clips) and one row
-per detector with generator ``pooled`` (all spoofs). Rows are sorted and floats printed with full
-precision, so the same records always give the same bytes.
+per detector with generator ``pooled`` (all spoofs); ``detection_by_label.csv`` repeats the pooled
+and per-generator rows for every value of every manifest label (sex, subset, ...). Every headline
+number has a speaker-cluster bootstrap confidence interval, and every row carries the scorer
+fingerprint (``metrics/fingerprint.json`` holds it in full). Rows are sorted and floats printed
+with fixed precision, so the same records always give the same bytes.
 """
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
+import json
 import math
 
-from voxarena.v1 import scorer_pb2
+from google.protobuf import json_format
+
+from scorers.composite import RECONSTRUCTION_WEIGHTS, TTS_WEIGHTS, CompositeError, detector_scores, generator_scores
+from voxarena.v1 import generator_pb2, scorer_pb2
 
 from .manifest import ManifestSet
 from .run_store import RunStore
 
-DETECTION_COLUMNS = ["detector", "generator", "n_bonafide", "n_spoof", "eer", "min_dcf", "act_dcf", "cllr", "min_cllr",
-                     "scores_are_llr", "n_failed"]
+DETECTION_HEADLINES = ["eer", "min_dcf", "act_dcf", "cllr", "min_cllr"]
+DETECTION_COLUMNS = (["detector", "generator", "n_bonafide", "n_spoof"] + DETECTION_HEADLINES
+                     + [f"{m}_ci_{b}" for m in DETECTION_HEADLINES for b in ("low", "high")]
+                     + ["scores_are_llr", "n_failed", "scorer_fingerprint"])
 POOLED = "pooled"
 
 
@@ -38,61 +48,143 @@ def _write_csv(path, columns: list[str], rows: list[dict]) -> None:
     tmp.replace(path)
 
 
-def detection_rows(store: RunStore, scorer, generators: list[str], detectors: list[str]) -> list[dict]:
-    dets = store.detections.sorted_rows()
+def _bootstrap(cfg) -> scorer_pb2.Bootstrap:
+    return scorer_pb2.Bootstrap(resamples=cfg.scorer.bootstrap_resamples, seed=cfg.protocol.seed,
+                                confidence=cfg.scorer.confidence)
+
+
+def _trial_sets(dets: list[dict], detectors: list[str], generators: list[str], label: tuple[str, str] | None,
+                items: dict) -> tuple[list, list[dict]]:
     sets, meta = [], []
     for d in detectors:
-        mine = [r for r in dets if r["detector"] == d]
+        mine = [r for r in dets if r["detector"] == d
+                and (label is None or items[r["item"]].labels.get(label[0]) == label[1])]
         ok = [r for r in mine if r["status"] == "ok"]
-        bona = [r["score"] for r in ok if r["kind"] == "bonafide"]
+        bona = [r for r in ok if r["kind"] == "bonafide"]
         llr = bool(ok) and all(r.get("is_llr") for r in ok)
         for g in generators + [POOLED]:
-            spoof = [r["score"] for r in ok if r["kind"] == "spoof" and (g == POOLED or r["generator"] == g)]
+            spoof = [r for r in ok if r["kind"] == "spoof" and (g == POOLED or r["generator"] == g)]
             failed = sum(1 for r in mine if r["status"] != "ok" and (g == POOLED or r["generator"] in (g, "bonafide")))
-            meta.append({"detector": d, "generator": g, "n_bonafide": len(bona), "n_spoof": len(spoof),
-                         "scores_are_llr": llr, "n_failed": failed})
+            row = {"detector": d, "generator": g, "n_bonafide": len(bona), "n_spoof": len(spoof),
+                   "scores_are_llr": llr, "n_failed": failed}
+            if label:
+                row["label"], row["value"] = label
+            meta.append(row)
             if bona and spoof:
-                sets.append(scorer_pb2.TrialSet(name=f"{d}|{g}", bonafide_scores=bona, spoof_scores=spoof))
+                sets.append(scorer_pb2.TrialSet(
+                    name=f"{d}|{g}", bonafide_scores=[r["score"] for r in bona], spoof_scores=[r["score"] for r in spoof],
+                    bonafide_clusters=[r["speaker"] for r in bona], spoof_clusters=[r["speaker"] for r in spoof]))
+    return sets, meta
+
+
+def detection_rows(store: RunStore, scorer, cfg, generators: list[str], detectors: list[str], items: dict,
+                   label: tuple[str, str] | None = None) -> list[dict]:
+    sets, meta = _trial_sets(store.detections.sorted_rows(), detectors, generators, label, items)
     results = {}
     if sets:
-        resp, _ = scorer.call("DetectionMetrics", scorer_pb2.DetectionMetricsRequest(sets=sets))
+        resp, _ = scorer.call("DetectionMetrics", scorer_pb2.DetectionMetricsRequest(sets=sets, bootstrap=_bootstrap(cfg)))
         results = {s.name: s for s in resp.sets}
-    rows = []
     for m in meta:
         s = results.get(f"{m['detector']}|{m['generator']}")
-        for k in ("eer", "min_dcf", "act_dcf", "cllr", "min_cllr"):
+        for k in DETECTION_HEADLINES:
             m[k] = getattr(s, k) if s is not None else math.nan
-        rows.append(m)
-    return rows
+            m[f"{k}_ci_low"] = s.ci_low.get(k, math.nan) if s is not None else math.nan
+            m[f"{k}_ci_high"] = s.ci_high.get(k, math.nan) if s is not None else math.nan
+    return meta
 
 
-def generator_rows(store: RunStore, scorer, generators: list[str], metric_names: list[str]) -> list[dict]:
+def _metric_columns(scorer_info, metric_names: list[str]) -> dict[str, list[str]]:
+    specs = {m.name: list(m.columns) or [m.name] for m in scorer_info.metrics}
+    return {name: specs.get(name, [name]) for name in metric_names}
+
+
+def generator_rows(store: RunStore, scorer, cfg, infos: dict, columns: dict[str, list[str]]) -> list[dict]:
     gens = store.generations.sorted_rows()
     meas = {r["id"]: r for r in store.measurements.sorted_rows() if r["status"] == "ok"}
     groups = []
-    for g in generators:
-        clips = [scorer_pb2.ClipMeasurement(request_id=r["id"], values=meas[r["id"]]["values"], errors=meas[r["id"]]["errors"])
+    for g in cfg.generators:
+        clips = [scorer_pb2.ClipMeasurement(request_id=r["id"], values=meas[r["id"]]["values"],
+                                            errors=meas[r["id"]]["errors"], cluster=meas[r["id"]]["speaker"])
                  for r in gens if r["generator"] == g and r["id"] in meas]
         groups.append(scorer_pb2.MeasurementGroup(name=g, clips=clips))
-    resp, _ = scorer.call("Aggregate", scorer_pb2.AggregateRequest(metrics=metric_names, groups=groups))
+    resp, _ = scorer.call("Aggregate", scorer_pb2.AggregateRequest(metrics=list(columns), groups=groups,
+                                                                   bootstrap=_bootstrap(cfg)))
     by_name = {gm.name: gm for gm in resp.groups}
     rows = []
-    for g in generators:
+    for g in cfg.generators:
         mine = [r for r in gens if r["generator"] == g]
+        model = infos[g].model
         row = {"generator": g, "n_ok": sum(r["status"] == "ok" for r in mine),
-               "n_failed": sum(r["status"] != "ok" for r in mine)}
-        for name in metric_names:
-            row[name] = by_name[g].values[name]
-            row[f"n_{name}"] = by_name[g].counts[name]
+               "n_failed": sum(r["status"] != "ok" for r in mine),
+               "params_m": model.parameter_count / 1e6 if model.HasField("parameter_count") else math.nan,
+               "family": generator_pb2.GeneratorFamily.Name(infos[g].family),
+               "tasks": "+".join(sorted({r["task"] for r in mine}))}
+        gm = by_name[g]
+        for metric, cols in columns.items():
+            for col in cols:
+                row[col] = gm.values.get(col, math.nan)
+                row[f"{col}_ci_low"] = gm.ci_low.get(col, math.nan)
+                row[f"{col}_ci_high"] = gm.ci_high.get(col, math.nan)
+            row[f"n_{metric}"] = gm.counts.get(metric, 0)
         rows.append(row)
     return rows
 
 
-def write_metrics(store: RunStore, scorer, manifest: ManifestSet, generators: list[str], detectors: list[str],
-                  metric_names: list[str]) -> tuple[list[dict], list[dict]]:
-    det = detection_rows(store, scorer, generators, detectors)
+def composite_rows(gen_rows: list[dict], det_rows: list[dict], infos: dict) -> list[dict]:
+    """F_TTS over generators that speak text or convert, F_reconstruction over pure vocoders, S_i over detectors."""
+    out = []
+
+    def add(kind: str, scores: dict[str, float], higher_is_better: bool) -> None:
+        ranked = sorted(scores, key=lambda k: (-scores[k] if higher_is_better else scores[k], k))
+        out.extend({"kind": kind, "system": s, "score": scores[s], "rank": ranked.index(s) + 1} for s in sorted(scores))
+
+    tts = {r["generator"]: r for r in gen_rows if r["tasks"] and r["tasks"] != "RECONSTRUCT"}
+    rec = {r["generator"]: r for r in gen_rows if r["tasks"] == "RECONSTRUCT"}
+    for kind, table, weights in (("tts", tts, TTS_WEIGHTS), ("reconstruction", rec, RECONSTRUCTION_WEIGHTS)):
+        if len(table) >= 2:
+            try:
+                add(kind, generator_scores({g: r for g, r in table.items()}, weights), True)
+            except CompositeError as e:
+                out.append({"kind": kind, "system": "", "score": math.nan, "rank": "", "note": str(e)})
+    pairs = [r for r in det_rows if r["generator"] != POOLED and not math.isnan(r["eer"])]
+    params = {d: infos[d].model.parameter_count / 1e6 for d in {r["detector"] for r in pairs}
+              if infos[d].model.HasField("parameter_count") and infos[d].model.parameter_count > 0}
+    if pairs and len(params) == len({r["detector"] for r in pairs}):
+        add("detector", detector_scores(pairs, params), False)
+    return out
+
+
+def write_metrics(store: RunStore, cfg, manifest: ManifestSet, infos: dict, scorer) -> tuple[list[dict], list[dict]]:
+    fingerprint = dict(infos["scorer"].fingerprint)
+    fp_hash = hashlib.sha256(json.dumps(fingerprint, sort_keys=True).encode()).hexdigest()[:16]
+    (store.metrics_dir / "fingerprint.json").write_text(
+        json.dumps({"sha256_16": fp_hash, "fingerprint": fingerprint,
+                    "metrics": [json_format.MessageToDict(m, preserving_proto_field_name=True)
+                                for m in infos["scorer"].metrics]}, indent=2, sort_keys=True) + "\n")
+    items = manifest.by_id()
+    generators, detectors = list(cfg.generators), list(cfg.detectors)
+    det = detection_rows(store, scorer, cfg, generators, detectors, items)
+    for r in det:
+        r["scorer_fingerprint"] = fp_hash
     _write_csv(store.metrics_dir / "detection_metrics.csv", DETECTION_COLUMNS, det)
-    gen = generator_rows(store, scorer, generators, list(metric_names))
-    columns = ["generator", "n_ok", "n_failed"] + list(metric_names) + [f"n_{m}" for m in metric_names]
-    _write_csv(store.metrics_dir / "generator_metrics.csv", columns, gen)
+
+    labels = sorted({(k, v) for it in manifest for k, v in it.labels.items() if k != "speaker" and v})
+    by_label = []
+    for label in labels:
+        by_label.extend(detection_rows(store, scorer, cfg, generators, detectors, items, label))
+    for r in by_label:
+        r["scorer_fingerprint"] = fp_hash
+    _write_csv(store.metrics_dir / "detection_by_label.csv", ["label", "value"] + DETECTION_COLUMNS, by_label)
+
+    columns = _metric_columns(infos["scorer"], list(cfg.scorer.metrics))
+    gen = generator_rows(store, scorer, cfg, infos, columns)
+    for r in gen:
+        r["scorer_fingerprint"] = fp_hash
+    value_cols = [c for cols in columns.values() for c in cols]
+    gen_columns = (["generator", "family", "tasks", "n_ok", "n_failed"] + value_cols + ["params_m"]
+                   + [f"{c}_ci_{b}" for c in value_cols for b in ("low", "high")]
+                   + [f"n_{m}" for m in columns] + ["scorer_fingerprint"])
+    _write_csv(store.metrics_dir / "generator_metrics.csv", gen_columns, gen)
+    _write_csv(store.metrics_dir / "composite_scores.csv", ["kind", "system", "score", "rank", "note"],
+               composite_rows(gen, det, infos))
     return det, gen

@@ -307,7 +307,9 @@ class Arena:
                     audio=encode_audio(self._read_clip(c.path, c.sha256, c.id)),
                     speaker_reference=encode_audio(self._read_clip(Path(ref.audio_path), ref.audio_sha256, ref.id)),
                 )
-                if c.task in ("RECONSTRUCT", "CONVERT"):
+                # An aligned reference: the source of a reconstruction/conversion, or the original
+                # recording of the very words a TTS clip says (transcripts, not prompts).
+                if c.task in ("RECONSTRUCT", "CONVERT") or (c.task == "TTS" and c.item.text_source == "transcript"):
                     req.source_reference.CopyFrom(
                         encode_audio(self._read_clip(Path(c.item.audio_path), c.item.audio_sha256, c.item.id)))
                 json_format.ParseDict(g["timing"], req.generation_timing)
@@ -363,8 +365,8 @@ class Arena:
             }
             self.store.write_json(record)
             self._execute(manifest, by_id, refs)
-            write_metrics(self.store, self.services["scorer"].client, manifest, list(self.cfg.generators),
-                          list(self.cfg.detectors), self.cfg.scorer.metrics)
+            write_metrics(self.store, self.cfg, manifest, {n: s.info for n, s in self.services.items()},
+                          self.services["scorer"].client)
         finally:
             cpu = self.stop_services()
         wall = time.perf_counter() - t0

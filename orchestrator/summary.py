@@ -29,6 +29,7 @@ def print_summary(run_dir: Path, console: Console) -> None:
     if detectors:
         _print_detection(det, generators, detectors, console)
     _print_generators(gen, console)
+    _print_composites(run_dir, console)
 
 
 def _print_detection(det: list[dict], generators: list[str], detectors: list[str], console: Console) -> None:
@@ -51,12 +52,31 @@ def _print_detection(det: list[dict], generators: list[str], detectors: list[str
     console.print(t2)
 
 
+HEADLINE_GENERATOR_COLUMNS = ("wer", "cer", "sim", "dnsmos", "pesq", "mcd", "rtf",
+                              "params_m")
+
+
 def _print_generators(gen: list[dict], console: Console) -> None:
-    metric_cols = [c for c in (gen[0].keys() if gen else []) if c not in ("generator", "n_ok", "n_failed")
-                   and not c.startswith("n_")]
-    t3 = Table(title="Generators")
+    """The headline columns the run has (CIs and sub-scores stay in the CSV)."""
+    present = set(gen[0]) if gen else set()
+    metric_cols = [c for c in HEADLINE_GENERATOR_COLUMNS if c in present]
+    t3 = Table(title="Generators (metrics/generator_metrics.csv has the 95% CIs)")
     for c in ["generator", "ok", "failed"] + metric_cols:
         t3.add_column(c, justify="right")
     for r in gen:
-        t3.add_row(r["generator"], r["n_ok"], r["n_failed"], *[_num(r[c]) for c in metric_cols])
+        t3.add_row(r["generator"], r["n_ok"], r["n_failed"],
+                   *[_num(r[c], 1 if c == "params_m" else 3) for c in metric_cols])
     console.print(t3)
+
+
+def _print_composites(run_dir: Path, console: Console) -> None:
+    path = run_dir / "metrics" / "composite_scores.csv"
+    rows = _read(path) if path.exists() else []
+    if not rows:
+        return
+    t = Table(title="Composite scores (SoK): F_TTS and F_reconstruction higher = better, detector S lower = better")
+    for c in ("kind", "rank", "system", "score"):
+        t.add_column(c, justify="right")
+    for r in sorted(rows, key=lambda r: (r["kind"], int(r["rank"]) if r["rank"] else 0)):
+        t.add_row(r["kind"], r["rank"], r["system"], _num(r["score"], 4))
+    console.print(t)

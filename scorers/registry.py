@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import abc
 import difflib
+import hashlib
 import importlib
 import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Callable, ClassVar
@@ -45,23 +47,59 @@ class ClipInputs:
         return self.cache[key]
 
 
+class ReferenceCache:
+    """Features of reference clips, computed once per scorer process: in an arena every generator's
+    clip of an item is compared with the same reference. Keyed by what and the samples' hash; LRU."""
+
+    def __init__(self, size: int = 4096) -> None:
+        self._lock = threading.Lock()
+        self._data: OrderedDict[tuple[str, str], object] = OrderedDict()
+        self.size = size
+
+    def get(self, what: str, clip: AudioClip, compute: Callable[[AudioClip], object]):
+        key = (what, hashlib.sha256(clip.samples.tobytes() + str(clip.sample_rate).encode()).hexdigest())
+        with self._lock:
+            if key in self._data:
+                self._data.move_to_end(key)
+                return self._data[key]
+        value = compute(clip)
+        with self._lock:
+            self._data[key] = value
+            while len(self._data) > self.size:
+                self._data.popitem(last=False)
+        return value
+
+
+reference_cache = ReferenceCache()
+
+
 class Metric(abc.ABC):
     name: ClassVar[str]
     higher_is_better: ClassVar[bool]
     aggregation: ClassVar[str]
     description: ClassVar[str]
     needs: ClassVar[tuple[str, ...]] = ()
+    # Result columns; the first is the headline. Most metrics have one column named after them.
+    columns: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
+
+    @classmethod
+    def output_columns(cls) -> tuple[str, ...]:
+        return cls.columns or (cls.name,)
 
     @abc.abstractmethod
     def measure(self, clip: ClipInputs) -> tuple[dict[str, float], dict[str, str]]:
         """(values keyed "<name>.<quantity>", notes); raise MetricInputError for an unmeasurable clip."""
 
     @abc.abstractmethod
-    def aggregate(self, rows: list[dict[str, float]]) -> float:
-        """Corpus-level figure from the values of the clips that were measured."""
+    def aggregate(self, rows: list[dict[str, float]]) -> float | dict[str, float]:
+        """Corpus-level figure (or one per column) from the values of the clips that were measured."""
+
+    def aggregate_columns(self, rows: list[dict[str, float]]) -> dict[str, float]:
+        out = self.aggregate(rows)
+        return out if isinstance(out, dict) else {self.name: out}
 
     def fingerprint(self) -> dict[str, str]:
         return {}
@@ -80,9 +118,20 @@ def mean_of(rows: list[dict[str, float]], key: str) -> float:
 REGISTRY: dict[str, str] = {
     "wer": "scorers.asr:WhisperWER",
     "cer": "scorers.asr:WhisperCER",
+    "wer_pocketsphinx": "scorers.asr_pocketsphinx:PocketsphinxWER",
     "sim": "scorers.speaker:ResemblyzerSIM",
     "rtf": "scorers.timing:RealTimeFactor",
+    "dnsmos": "scorers.quality:Dnsmos",
+    "pesq": "scorers.reference:Pesq",
+    "stoi": "scorers.reference:Stoi",
+    "psnr": "scorers.reference:Psnr",
+    "ssim": "scorers.reference:Ssim",
+    "ls_mse": "scorers.reference:LogMelMse",
+    "mcd": "scorers.reference:MelCepstralDistortion",
+    "cloneval": "scorers.cloneval:ClonEvalFeatures",
 }
+# What a run computes when its config does not say.
+DEFAULT_METRICS = ("wer", "cer", "sim", "rtf", "dnsmos", "pesq", "stoi", "psnr", "ssim", "ls_mse", "mcd")
 
 _instances: dict[str, Metric] = {}
 _instances_lock = threading.Lock()

@@ -16,6 +16,7 @@ from voxarena.codec import AudioFormatError, decode_audio
 from voxarena.v1 import common_pb2, scorer_pb2, scorer_pb2_grpc
 
 from . import detection
+from .bootstrap import cluster_intervals
 from .registry import REGISTRY, ClipInputs, MetricInputError, UnknownMetric, get_metric, metric_class
 
 log = logging.getLogger("voxarena.scorer")
@@ -27,6 +28,21 @@ def _metric(name: str):
         return get_metric(name)
     except UnknownMetric as e:
         raise InvalidArgument(str(e)) from None
+
+
+def detection_intervals(s, bona: np.ndarray, spoof: np.ndarray, costs, boot) -> tuple[dict, dict]:
+    """Speaker-cluster bootstrap of a trial set: a drawn speaker brings its bona fide and spoof trials."""
+    clusters = list(s.bonafide_clusters or [f"b{i}" for i in range(bona.size)]) + \
+        list(s.spoof_clusters or [f"s{i}" for i in range(spoof.size)])
+    scores = np.concatenate([bona, spoof])
+    is_bona = np.arange(scores.size) < bona.size
+    keep = ("eer", "min_dcf", "act_dcf", "cllr", "min_cllr")
+
+    def statistic(idx: np.ndarray) -> dict[str, float]:
+        values = detection.detection_metrics(scores[idx][is_bona[idx]], scores[idx][~is_bona[idx]], costs)
+        return {k: values[k] for k in keep}
+
+    return cluster_intervals(clusters, statistic, boot.resamples, boot.seed, boot.confidence or 0.95)
 
 
 def fingerprint(metric_names) -> dict[str, str]:
@@ -54,7 +70,8 @@ class ScorerServicer(scorer_pb2_grpc.ScorerServiceServicer):
         for name in sorted(REGISTRY):
             cls = metric_class(name)
             specs.append(scorer_pb2.MetricSpec(name=name, higher_is_better=cls.higher_is_better,
-                                               aggregation=cls.aggregation, description=cls.description, needs=cls.needs))
+                                               aggregation=cls.aggregation, description=cls.description, needs=cls.needs,
+                                               columns=cls.output_columns()))
         info = common_pb2.ModelInfo(name="voxarena-scorer", version=SCORER_VERSION, licence="Apache-2.0",
                                     deterministic=True, timing_scope="measure: all requested metrics of a batch")
         return scorer_pb2.ScorerInfo(model=info, metrics=specs, fingerprint=self._fingerprint)
@@ -101,14 +118,24 @@ class ScorerServicer(scorer_pb2_grpc.ScorerServiceServicer):
 
     def Aggregate(self, request, context):
         metrics = [_metric(n) for n in request.metrics]
+        boot = request.bootstrap if request.HasField("bootstrap") and request.bootstrap.resamples > 0 else None
         groups = []
         for group in request.groups:
             g = scorer_pb2.GroupMetrics(name=group.name)
             for metric in metrics:
-                rows = [dict(c.values) for c in group.clips if metric.name not in c.errors]
-                rows = [r for r in rows if any(k.startswith(metric.name + ".") for k in r)]
-                g.values[metric.name] = metric.aggregate(rows) if rows else math.nan
+                clips = [c for c in group.clips if metric.name not in c.errors
+                         and any(k.startswith(metric.name + ".") for k in c.values)]
+                rows = [dict(c.values) for c in clips]
+                values = metric.aggregate_columns(rows) if rows else {col: math.nan for col in metric.output_columns()}
+                g.values.update(values)
                 g.counts[metric.name] = len(rows)
+                if boot and rows:
+                    low, high = cluster_intervals(
+                        [c.cluster or c.request_id for c in clips],
+                        lambda idx, m=metric, r=rows: m.aggregate_columns([r[i] for i in idx]),
+                        boot.resamples, boot.seed, boot.confidence or 0.95)
+                    g.ci_low.update(low)
+                    g.ci_high.update(high)
             groups.append(g)
         return scorer_pb2.AggregateResponse(groups=groups)
 
@@ -119,13 +146,23 @@ class ScorerServicer(scorer_pb2_grpc.ScorerServiceServicer):
             if not (0 < c.p_spoof < 1 and c.c_miss > 0 and c.c_fa > 0):
                 raise InvalidArgument(f"invalid costs: p_spoof={c.p_spoof} c_miss={c.c_miss} c_fa={c.c_fa}")
             costs = detection.CostModel(c.p_spoof, c.c_miss, c.c_fa)
+        boot = request.bootstrap if request.HasField("bootstrap") and request.bootstrap.resamples > 0 else None
         out = []
         for s in request.sets:
+            bona, spoof = np.array(s.bonafide_scores), np.array(s.spoof_scores)
             try:
-                values = detection.detection_metrics(np.array(s.bonafide_scores), np.array(s.spoof_scores), costs)
+                values = detection.detection_metrics(bona, spoof, costs)
             except ValueError as e:
                 raise InvalidArgument(f"trial set {s.name}: {e}") from None
-            out.append(scorer_pb2.DetectionMetrics(name=s.name, **values))
+            m = scorer_pb2.DetectionMetrics(name=s.name, **values)
+            if boot:
+                for what, clusters, n in (("bonafide", s.bonafide_clusters, bona.size), ("spoof", s.spoof_clusters, spoof.size)):
+                    if clusters and len(clusters) != n:
+                        raise InvalidArgument(f"trial set {s.name}: {len(clusters)} {what} clusters for {n} scores")
+                low, high = detection_intervals(s, bona, spoof, costs, boot)
+                m.ci_low.update(low)
+                m.ci_high.update(high)
+            out.append(m)
         return scorer_pb2.DetectionMetricsResponse(sets=out)
 
 

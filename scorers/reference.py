@@ -1,0 +1,202 @@
+"""Reference-based generator metrics: the generated clip against its source (RECONSTRUCT, CONVERT)
+or against the original recording of the same words (TTS of a transcript).
+
+Both signals are resampled to the metric's rate with soxr HQ. PESQ, STOI/ESTOI, SSIM and LS-MSE
+compare time-aligned signals: they are measured only when the durations differ by at most 10%, on the
+common length (the longer signal is truncated). PSNR truncates the same way without the check (as
+the SoK paper computes it for TTS too). MCD aligns frames by DTW, so any pair can be compared.
+"""
+from __future__ import annotations
+
+from importlib.metadata import version
+
+import numpy as np
+
+from voxarena.codec import RESAMPLER, resample
+
+from .registry import ClipInputs, Metric, MetricInputError, mean_of, reference_cache
+
+MAX_DURATION_MISMATCH = 0.10
+
+
+def signals(clip: ClipInputs, rate: int, aligned: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """(reference, generated) float32 at ``rate``, truncated to the common length."""
+    if clip.source_reference is None:
+        raise MetricInputError("no time-aligned reference audio for this clip")
+    ref_d, gen_d = clip.source_reference.duration, clip.audio.duration
+    if aligned and abs(gen_d - ref_d) > MAX_DURATION_MISMATCH * ref_d:
+        raise MetricInputError(f"reference is not time-aligned ({gen_d:.2f} s generated vs {ref_d:.2f} s reference)")
+
+    def at_rate(which: str, c) -> np.ndarray:
+        return clip.cached(f"{which}@{rate}", lambda: resample(c.samples, c.sample_rate, rate))
+
+    ref, gen = at_rate("reference", clip.source_reference), at_rate("generated", clip.audio)
+    n = min(ref.size, gen.size)
+    return ref[:n], gen[:n]
+
+
+def normalised_magnitudes(clip: ClipInputs) -> tuple[np.ndarray, np.ndarray]:
+    """|STFT| (1024-point Hann, hop 256, 16 kHz) of reference and generated, each scaled to max 1."""
+    import librosa
+
+    def compute():
+        ref, gen = signals(clip, 16000, aligned=False)
+        out = []
+        for x in (ref, gen):
+            mag = np.abs(librosa.stft(x, n_fft=1024, hop_length=256, window="hann"))
+            peak = mag.max()
+            if peak <= 0:
+                raise MetricInputError("silent audio: the spectrum cannot be normalised")
+            out.append(mag / peak)
+        return tuple(out)
+
+    return clip.cached("stft_normalised", compute)
+
+
+class Pesq(Metric):
+    name = "pesq"
+    higher_is_better = True
+    aggregation = "mean"
+    description = ("ITU-T P.862 PESQ (pesq package): wide band (P.862.2) at 16 kHz; narrow band (P.862.1 MOS-LQO) "
+                   "at 8 kHz when the generated clip is 8 kHz. Aligned reference required.")
+    needs = ("source_reference",)
+
+    def measure(self, clip):
+        from pesq import PesqError, pesq
+
+        rate, mode = (8000, "nb") if clip.audio.sample_rate == 8000 else (16000, "wb")
+        ref, gen = signals(clip, rate)
+        try:
+            value = pesq(rate, ref.astype(np.float64), gen.astype(np.float64), mode)
+        except PesqError as e:
+            raise MetricInputError(f"PESQ could not be computed: {type(e).__name__}") from None
+        return {"pesq.value": float(value), "pesq.narrow_band": float(mode == "nb")}, {}
+
+    def aggregate(self, rows):
+        return mean_of(rows, "pesq.value")
+
+    def fingerprint(self):
+        return {"pesq": f"pesq {version('pesq')} (P.862.2 wb at 16 kHz, P.862.1 nb at 8 kHz)", "reference.resampler": RESAMPLER}
+
+
+class Stoi(Metric):
+    name = "stoi"
+    higher_is_better = True
+    aggregation = "mean"
+    description = "STOI and extended STOI (pystoi, computed at 16 kHz input, 10 kHz internally). Aligned reference required."
+    needs = ("source_reference",)
+    columns = ("stoi", "estoi")
+
+    def measure(self, clip):
+        from pystoi import stoi
+
+        ref, gen = signals(clip, 16000)
+        return {"stoi.value": float(stoi(ref, gen, 16000, extended=False)),
+                "stoi.extended": float(stoi(ref, gen, 16000, extended=True))}, {}
+
+    def aggregate(self, rows):
+        return {"stoi": mean_of(rows, "stoi.value"), "estoi": mean_of(rows, "stoi.extended")}
+
+    def fingerprint(self):
+        return {"stoi": f"pystoi {version('pystoi')}"}
+
+
+class Psnr(Metric):
+    name = "psnr"
+    higher_is_better = True
+    aggregation = "mean"
+    description = ("PSNR in dB of STFT magnitudes (1024-point Hann, hop 256, 16 kHz), each normalised to a maximum of 1: "
+                   "10 log10(1 / MSE) over the common frames (SoK appendix F).")
+    needs = ("source_reference",)
+
+    def measure(self, clip):
+        ref, gen = normalised_magnitudes(clip)
+        mse = float(np.mean((ref - gen) ** 2))
+        return {"psnr.db": 10 * np.log10(1.0 / max(mse, 1e-12))}, {}
+
+    def aggregate(self, rows):
+        return mean_of(rows, "psnr.db")
+
+
+class Ssim(Metric):
+    name = "ssim"
+    higher_is_better = True
+    aggregation = "mean"
+    description = ("SSIM (scikit-image, 7x7 window, data range 1) between the normalised STFT magnitude spectrograms "
+                   "used by PSNR. Aligned reference required.")
+    needs = ("source_reference",)
+
+    def measure(self, clip):
+        from skimage.metrics import structural_similarity
+
+        signals(clip, 16000)  # the alignment check
+        ref, gen = normalised_magnitudes(clip)
+        return {"ssim.value": float(structural_similarity(ref, gen, data_range=1.0))}, {}
+
+    def aggregate(self, rows):
+        return mean_of(rows, "ssim.value")
+
+    def fingerprint(self):
+        return {"ssim": f"scikit-image {version('scikit-image')} structural_similarity"}
+
+
+class LogMelMse(Metric):
+    name = "ls_mse"
+    higher_is_better = False
+    aggregation = "mean"
+    description = ("Mean squared difference of natural-log mel spectrograms (80 bins, 40 ms Hann window, 12.5 ms shift, "
+                   "1024-point FFT, 0-12 kHz; both signals resampled to 24 kHz; log of max(mel, 1e-5)). Aligned reference.")
+    needs = ("source_reference",)
+
+    def measure(self, clip):
+        import librosa
+
+        ref, gen = signals(clip, 24000)
+        mels = [np.log(np.maximum(librosa.feature.melspectrogram(
+            y=x, sr=24000, n_fft=1024, win_length=960, hop_length=300, window="hann", n_mels=80, fmin=0, fmax=12000,
+            power=1.0), 1e-5)) for x in (ref, gen)]
+        return {"ls_mse.value": float(np.mean((mels[0] - mels[1]) ** 2))}, {}
+
+    def aggregate(self, rows):
+        return mean_of(rows, "ls_mse.value")
+
+
+MCD_ORDER, MCD_ALPHA, MCD_FRAME_MS = 24, 0.42, 5.0
+
+
+def mel_cepstra(x: np.ndarray, fs: int = 16000) -> np.ndarray:
+    import pysptk
+    import pyworld as pw
+
+    x = x.astype(np.float64)
+    f0, t = pw.dio(x, fs, frame_period=MCD_FRAME_MS)
+    f0 = pw.stonemask(x, f0, t, fs)
+    sp = pw.cheaptrick(x, f0, t, fs)
+    return pysptk.sp2mc(sp, MCD_ORDER, MCD_ALPHA)
+
+
+class MelCepstralDistortion(Metric):
+    name = "mcd"
+    higher_is_better = False
+    aggregation = "mean"
+    description = ("Mel-cepstral distortion in dB with DTW: WORLD CheapTrick envelopes (DIO+StoneMask F0, 5 ms frames) "
+                   "at 16 kHz, pysptk sp2mc order 24, alpha 0.42, c0 excluded; frames aligned by DTW on Euclidean distance; "
+                   "MCD = 10/ln10 * sqrt(2) * mean distance along the path.")
+    needs = ("source_reference",)
+
+    def measure(self, clip):
+        import librosa
+
+        signals(clip, 16000, aligned=False)  # checks there is a reference
+        a = reference_cache.get("mcd.mcep", clip.source_reference, lambda c: mel_cepstra(resample(c.samples, c.sample_rate, 16000)))[:, 1:]
+        b = mel_cepstra(resample(clip.audio.samples, clip.audio.sample_rate, 16000))[:, 1:]
+        cost, path = librosa.sequence.dtw(X=a.T, Y=b.T, metric="euclidean")
+        dist = np.linalg.norm(a[path[:, 0]] - b[path[:, 1]], axis=1)
+        return {"mcd.db": float(10.0 / np.log(10.0) * np.sqrt(2.0) * dist.mean()), "mcd.frames": float(len(path))}, {}
+
+    def aggregate(self, rows):
+        return mean_of(rows, "mcd.db")
+
+    def fingerprint(self):
+        return {"mcd": f"order {MCD_ORDER}, alpha {MCD_ALPHA}, pyworld {version('pyworld')}, pysptk {version('pysptk')}, "
+                       f"librosa {version('librosa')} dtw"}
