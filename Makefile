@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PROTOS := $(wildcard proto/voxarena/v1/*.proto)
 
-.PHONY: setup system-deps setup-mbrola proto proto-check test test-fast demo train-lfcc-gmm bench bench-generators clean
+.PHONY: setup system-deps setup-mbrola proto proto-check test test-fast demo train-lfcc-gmm bench bench-generators bench-scorer clean
 
 setup: system-deps $(VENV)/.installed
 
@@ -61,6 +61,9 @@ bench: setup
 
 bench-generators: setup
 	$(PY) benchmarks/generator_rtf.py
+
+bench-scorer: setup
+	$(PY) benchmarks/scorer_throughput.py
 
 clean:
 	rm -rf $(VENV) runs .pytest_cache
