@@ -312,6 +312,7 @@ class Arena:
                 if c.task in ("RECONSTRUCT", "CONVERT") or (c.task == "TTS" and c.item.text_source == "transcript"):
                     req.source_reference.CopyFrom(
                         encode_audio(self._read_clip(Path(c.item.audio_path), c.item.audio_sha256, c.item.id)))
+                    req.reference_aligned = c.task in ("RECONSTRUCT", "CONVERT")
                 json_format.ParseDict(g["timing"], req.generation_timing)
             except (AudioFormatError, OSError) as e:
                 rows.append({**base, "status": "failed", "reason": str(e)})

@@ -2,8 +2,9 @@
 or against the original recording of the same words (TTS of a transcript).
 
 Both signals are resampled to the metric's rate with soxr HQ. PESQ, STOI/ESTOI, SSIM and LS-MSE
-compare time-aligned signals: they are measured only when the durations differ by at most 10%, on the
-common length (the longer signal is truncated). PSNR truncates the same way without the check (as
+compare time-aligned signals: they are measured only when the reference is the clip's source
+(``reference_aligned``) and the durations differ by at most 10%, on the common length (the longer
+signal is truncated). PSNR truncates the same way without the check (as
 the SoK paper computes it for TTS too). MCD aligns frames by DTW, so any pair can be compared.
 """
 from __future__ import annotations
@@ -24,6 +25,8 @@ def signals(clip: ClipInputs, rate: int, aligned: bool = True) -> tuple[np.ndarr
     if clip.source_reference is None:
         raise MetricInputError("no time-aligned reference audio for this clip")
     ref_d, gen_d = clip.source_reference.duration, clip.audio.duration
+    if aligned and not clip.reference_aligned:
+        raise MetricInputError("the reference says the same words but is not the clip's source (TTS): not time-aligned")
     if aligned and abs(gen_d - ref_d) > MAX_DURATION_MISMATCH * ref_d:
         raise MetricInputError(f"reference is not time-aligned ({gen_d:.2f} s generated vs {ref_d:.2f} s reference)")
 

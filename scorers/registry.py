@@ -38,6 +38,7 @@ class ClipInputs:
     text: str = ""
     speaker_reference: AudioClip | None = None
     source_reference: AudioClip | None = None
+    reference_aligned: bool = False
     generation_wall_seconds: float | None = None
     cache: dict = field(default_factory=dict)
 

@@ -89,6 +89,7 @@ class ScorerServicer(scorer_pb2_grpc.ScorerServiceServicer):
         return ClipInputs(
             request_id=item.request_id, audio=audio("audio"), text=item.text,
             speaker_reference=audio("speaker_reference"), source_reference=audio("source_reference"),
+            reference_aligned=item.reference_aligned,
             generation_wall_seconds=item.generation_timing.wall_seconds if item.HasField("generation_timing") else None,
         )
 

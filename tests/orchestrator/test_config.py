@@ -21,7 +21,8 @@ def write(tmp_path: Path, text: str) -> Path:
 def test_good_config_resolves_paths_relative_to_file(tmp_path):
     cfg = load_config(write(tmp_path, GOOD))
     assert cfg.dataset.root == str(tmp_path / "data")
-    assert cfg.protocol.tasks == ["TTS"] and cfg.scorer.metrics == ["wer", "cer", "sim", "rtf"]
+    assert cfg.protocol.tasks == ["TTS"] and cfg.scorer.metrics[:4] == ["wer", "cer", "sim", "rtf"]
+    assert cfg.scorer.bootstrap_resamples == 1000
 
 
 @pytest.mark.parametrize("text, fragment", [

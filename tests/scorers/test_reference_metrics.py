@@ -24,7 +24,8 @@ def noisy(clip: AudioClip, snr_db: float, seed: int = 0) -> AudioClip:
 
 
 def measure(name, gen, ref):
-    return get_metric(name).measure(ClipInputs("c", gen, source_reference=ref, speaker_reference=ref))[0]
+    return get_metric(name).measure(ClipInputs("c", gen, source_reference=ref, speaker_reference=ref,
+                                               reference_aligned=True))[0]
 
 
 def test_pesq_and_stoi_match_the_reference_packages(speech):
@@ -94,6 +95,10 @@ def test_aligned_metrics_refuse_unaligned_pairs(speech):
             measure(name, half, speech)
     with pytest.raises(MetricInputError, match="no time-aligned reference"):
         get_metric("pesq").measure(ClipInputs("c", speech))
+    same_words = ClipInputs("t", speech, source_reference=speech, reference_aligned=False)  # TTS of a transcript
+    with pytest.raises(MetricInputError, match="not time-aligned"):
+        get_metric("stoi").measure(same_words)
+    assert get_metric("psnr").measure(same_words)[0]["psnr.db"] > 0  # PSNR and MCD are still defined
 
 
 def test_dnsmos_matches_the_speechmos_api(speech):

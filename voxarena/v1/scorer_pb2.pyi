@@ -41,7 +41,7 @@ class ScorerInfo(_message.Message):
     def __init__(self, model: _Optional[_Union[_common_pb2.ModelInfo, _Mapping]] = ..., metrics: _Optional[_Iterable[_Union[MetricSpec, _Mapping]]] = ..., fingerprint: _Optional[_Mapping[str, str]] = ...) -> None: ...
 
 class ClipRequest(_message.Message):
-    __slots__ = ("request_id", "metrics", "audio", "text", "speaker_reference", "source_reference", "generation_timing")
+    __slots__ = ("request_id", "metrics", "audio", "text", "speaker_reference", "source_reference", "generation_timing", "reference_aligned")
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     METRICS_FIELD_NUMBER: _ClassVar[int]
     AUDIO_FIELD_NUMBER: _ClassVar[int]
@@ -49,6 +49,7 @@ class ClipRequest(_message.Message):
     SPEAKER_REFERENCE_FIELD_NUMBER: _ClassVar[int]
     SOURCE_REFERENCE_FIELD_NUMBER: _ClassVar[int]
     GENERATION_TIMING_FIELD_NUMBER: _ClassVar[int]
+    REFERENCE_ALIGNED_FIELD_NUMBER: _ClassVar[int]
     request_id: str
     metrics: _containers.RepeatedScalarFieldContainer[str]
     audio: _common_pb2.Audio
@@ -56,7 +57,8 @@ class ClipRequest(_message.Message):
     speaker_reference: _common_pb2.Audio
     source_reference: _common_pb2.Audio
     generation_timing: _common_pb2.Timing
-    def __init__(self, request_id: _Optional[str] = ..., metrics: _Optional[_Iterable[str]] = ..., audio: _Optional[_Union[_common_pb2.Audio, _Mapping]] = ..., text: _Optional[str] = ..., speaker_reference: _Optional[_Union[_common_pb2.Audio, _Mapping]] = ..., source_reference: _Optional[_Union[_common_pb2.Audio, _Mapping]] = ..., generation_timing: _Optional[_Union[_common_pb2.Timing, _Mapping]] = ...) -> None: ...
+    reference_aligned: bool
+    def __init__(self, request_id: _Optional[str] = ..., metrics: _Optional[_Iterable[str]] = ..., audio: _Optional[_Union[_common_pb2.Audio, _Mapping]] = ..., text: _Optional[str] = ..., speaker_reference: _Optional[_Union[_common_pb2.Audio, _Mapping]] = ..., source_reference: _Optional[_Union[_common_pb2.Audio, _Mapping]] = ..., generation_timing: _Optional[_Union[_common_pb2.Timing, _Mapping]] = ..., reference_aligned: _Optional[bool] = ...) -> None: ...
 
 class ClipMeasurement(_message.Message):
     __slots__ = ("request_id", "values", "notes", "errors", "cluster")
