@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import platform
 import subprocess
-import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
@@ -25,7 +24,7 @@ from voxarena.codec import AudioClip, AudioFormatError, clip_to_wav_bytes, encod
 from voxarena.hashing import sha256_file
 from voxarena.v1 import detector_pb2, generator_pb2, scorer_pb2
 
-from .clients import CallFailed, DetectorClient, GeneratorClient, ScorerClient, ServiceStartError
+from .clients import CallFailed, DetectorClient, GeneratorClient, ScorerClient, ServiceStartError, wait_for_serving
 from .config import RunConfig
 from .local_services import LocalService
 from .manifest import ManifestItem, ManifestSet, build_librispeech_manifest
@@ -89,7 +88,6 @@ class Arena:
         self.retry_failed = retry_failed
         self.show_progress = progress
         self.services: dict[str, Service] = {}
-        self._audio_cache_lock = threading.Lock()
 
     # ---------------------------------------------------------------- manifest and run.json
     def freeze_manifest(self) -> ManifestSet:
@@ -131,7 +129,6 @@ class Arena:
                 if svc.local:
                     svc.address = svc.local.wait_ready(timeout)
                 else:
-                    from .clients import wait_for_serving
                     wait_for_serving(svc.address, svc.name, timeout)
             except ServiceStartError as e:
                 errors.append(str(e))

@@ -12,7 +12,6 @@ import importlib
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import Callable, ClassVar
 
 import numpy as np

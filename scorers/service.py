@@ -5,7 +5,6 @@ import argparse
 import logging
 import math
 import sys
-import time
 from importlib.metadata import version
 
 import numpy as np
@@ -177,6 +176,4 @@ def main(argv: list[str] | None = None) -> None:
     name = scorer_pb2.DESCRIPTOR.services_by_name["ScorerService"].full_name
     running = create_server([(name, lambda s: scorer_pb2_grpc.add_ScorerServiceServicer_to_server(servicer, s))],
                             f"{args.host}:{args.port}", max_message_mb=args.max_message_mb, workers=args.workers)
-    t0 = time.perf_counter()
     run_until_signalled(running, servicer.load, "scorer")
-    log.debug("scorer ran %.1f s", time.perf_counter() - t0)
