@@ -145,6 +145,18 @@ class Arena:
                 self.stop_services()
                 raise RunError(f"{svc.name}: GetInfo failed: {e}") from None
 
+    def check_metrics(self) -> None:
+        """Every configured metric must be one the scorer offers: fail before any work, naming it."""
+        import difflib
+
+        offered = [m.name for m in self.services["scorer"].info.metrics]
+        for name in self.cfg.scorer.metrics:
+            if name not in offered:
+                close = difflib.get_close_matches(name, offered, n=1)
+                hint = f" (did you mean {close[0]!r}?)" if close else ""
+                self.stop_services()
+                raise RunError(f"scorer.metrics: unknown metric {name!r}{hint}; the scorer offers: {', '.join(offered)}")
+
     def stop_services(self) -> dict[str, float]:
         cpu = {}
         for svc in self.services.values():
@@ -347,6 +359,7 @@ class Arena:
         started = _now()
         t0 = time.perf_counter()
         self.start_services()
+        self.check_metrics()
         try:
             self._check_services_unchanged(previous)
             record = {

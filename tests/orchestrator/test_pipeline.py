@@ -126,6 +126,13 @@ def test_service_that_cannot_start_is_named(tmp_path, speech_dir):
     assert "ghost" in str(e.value) and "No module named" in str(e.value)
 
 
+def test_unknown_metric_fails_before_any_work(tmp_path, speech_dir):
+    cfg = make_config(tmp_path, speech_dir, **{"scorer.metrics": ["wer", "pesqq"]})
+    with pytest.raises(RunError, match="unknown metric 'pesqq' \\(did you mean 'pesq'\\?\\)"):
+        run_arena(cfg, tmp_path / "run")
+    assert not (tmp_path / "run" / "generations.jsonl").exists()
+
+
 def test_resume_refuses_a_changed_config(tmp_path, speech_dir):
     out = tmp_path / "run"
     run_arena(make_config(tmp_path, speech_dir, **{"dataset.max_items": 2, "protocol.tasks": ["TTS"]}), out)
