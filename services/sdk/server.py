@@ -11,6 +11,7 @@ import argparse
 import logging
 import signal
 import sys
+import threading
 import time
 from concurrent import futures
 from dataclasses import dataclass
@@ -328,15 +329,19 @@ def add_service_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run_until_signalled(running: RunningServer, load: Callable[[], None], name: str, grace: float = 5.0) -> None:
-    """Start, announce the port, load, serve until SIGTERM/SIGINT, then drain for ``grace`` seconds."""
-    def stop(signum, frame):
-        log.info("%s: signal %s, draining", name, signum)
-        running.set_serving(False)
-        running.server.stop(grace).wait()
-        sys.exit(0)
+    """Start, announce the port, load, serve until SIGTERM/SIGINT, then drain for ``grace`` seconds.
 
-    signal.signal(signal.SIGTERM, stop)
-    signal.signal(signal.SIGINT, stop)
+    The signal handler only sets an event: stopping a gRPC server from inside a handler that
+    interrupted ``wait_for_termination`` can deadlock, leaving the process alive.
+    """
+    stop_requested = threading.Event()
+
+    def on_signal(signum, frame):
+        log.info("%s: signal %s, draining", name, signum)
+        stop_requested.set()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
     running.server.start()
     print(f"{PORT_ANNOUNCEMENT}{running.port}", flush=True)
     t0 = time.perf_counter()
@@ -346,9 +351,14 @@ def run_until_signalled(running: RunningServer, load: Callable[[], None], name: 
         log.exception("%s: load failed", name)
         running.server.stop(0)
         sys.exit(1)
-    running.set_serving(True)
-    log.info("%s: SERVING on port %d (loaded in %.1f s)", name, running.port, time.perf_counter() - t0)
-    running.server.wait_for_termination()
+    if not stop_requested.is_set():
+        running.set_serving(True)
+        log.info("%s: SERVING on port %d (loaded in %.1f s)", name, running.port, time.perf_counter() - t0)
+    while not stop_requested.wait(0.5):
+        pass
+    running.set_serving(False)
+    running.server.stop(grace).wait()
+    log.info("%s: stopped", name)
 
 
 def serve(model_factory: Callable[[], _ModelBase], argv: list[str] | None = None) -> None:

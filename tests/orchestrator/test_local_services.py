@@ -1,0 +1,50 @@
+"""Local mode: a service started by the orchestrator dies with it, even with calls in flight."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+PARENT = textwrap.dedent("""
+    import sys, threading, time
+    from pathlib import Path
+    from orchestrator.clients import GeneratorClient
+    from orchestrator.local_services import LocalService
+    from voxarena.v1 import generator_pb2
+    svc = LocalService("dummy-generator", None, Path(sys.argv[1]))
+    svc.start()
+    client = GeneratorClient("g", svc.wait_ready(60), 60, 0, 0.1)
+    for _ in range(3):  # calls in flight when the parent dies
+        threading.Thread(target=client.call, daemon=True, args=("Synthesize", generator_pb2.SynthesizeRequest(
+            request_id="x", seed=1, task=generator_pb2.TTS, text="hello", parameters={"sleep": "3"}))).start()
+    print(svc.proc.pid, flush=True)
+    time.sleep(120)
+""")
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return Path(f"/proc/{pid}/stat").exists() and Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+
+
+def test_service_dies_with_a_killed_orchestrator(tmp_path):
+    parent = subprocess.Popen([sys.executable, "-c", PARENT, str(tmp_path / "svc.log")], cwd=REPO,
+                              stdout=subprocess.PIPE, text=True)
+    child = int(parent.stdout.readline())
+    time.sleep(0.5)
+    parent.send_signal(signal.SIGKILL)
+    parent.wait()
+    deadline = time.monotonic() + 15
+    while alive(child) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not alive(child), (tmp_path / "svc.log").read_text()[-2000:]
+    assert "draining" in (tmp_path / "svc.log").read_text()
