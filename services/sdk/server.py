@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import signal
 import sys
 import threading
@@ -359,6 +360,10 @@ def run_until_signalled(running: RunningServer, load: Callable[[], None], name: 
     running.set_serving(False)
     running.server.stop(grace).wait()
     log.info("%s: stopped", name)
+    # Calls still computing after the grace period were cancelled for their clients; do not wait for
+    # their worker threads (interpreter shutdown would join them): the model has nothing to flush.
+    logging.shutdown()
+    os._exit(0)
 
 
 def serve(model_factory: Callable[[], _ModelBase], argv: list[str] | None = None) -> None:

@@ -22,7 +22,7 @@ PARENT = textwrap.dedent("""
     client = GeneratorClient("g", svc.wait_ready(60), 60, 0, 0.1)
     for _ in range(3):  # calls in flight when the parent dies
         threading.Thread(target=client.call, daemon=True, args=("Synthesize", generator_pb2.SynthesizeRequest(
-            request_id="x", seed=1, task=generator_pb2.TTS, text="hello", parameters={"sleep": "3"}))).start()
+            request_id="x", seed=1, task=generator_pb2.TTS, text="hello", parameters={"sleep": "30"}))).start()
     print(svc.proc.pid, flush=True)
     time.sleep(120)
 """)
@@ -43,7 +43,7 @@ def test_service_dies_with_a_killed_orchestrator(tmp_path):
     time.sleep(0.5)
     parent.send_signal(signal.SIGKILL)
     parent.wait()
-    deadline = time.monotonic() + 15
+    deadline = time.monotonic() + 15  # the 5 s drain, not the 30 s calls
     while alive(child) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not alive(child), (tmp_path / "svc.log").read_text()[-2000:]
