@@ -29,6 +29,7 @@ KNOWN_SERVICES = {
     "mlsa-vocoder": "services.generators.mlsa_vocoder",
     "world-vc": "services.generators.world_vc",
     "lfcc-gmm": "services.detectors.lfcc_gmm",
+    "hf-audio-classifier": "services.detectors.hf_audio_classifier",
     "scorer": "scorers",
     "dummy-generator": "services.testing.dummy_generator",
     "dummy-detector": "services.testing.dummy_detector",

@@ -366,14 +366,21 @@ def run_until_signalled(running: RunningServer, load: Callable[[], None], name: 
     os._exit(0)
 
 
-def serve(model_factory: Callable[[], _ModelBase], argv: list[str] | None = None) -> None:
-    """Entry point of ``python -m services.<role>.<name>``."""
+def serve(model_factory: Callable[..., _ModelBase], argv: list[str] | None = None,
+          add_arguments: Callable[[argparse.ArgumentParser], None] | None = None) -> None:
+    """Entry point of ``python -m services.<role>.<name>``.
+
+    A service with options of its own passes ``add_arguments``; its factory then receives the
+    parsed arguments.
+    """
     parser = argparse.ArgumentParser(description="VoxArena model service")
     add_service_arguments(parser)
+    if add_arguments:
+        add_arguments(parser)
     args = parser.parse_args(argv)
     logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    model = model_factory()
+    model = model_factory(args) if add_arguments else model_factory()
     running = create_model_server(model, f"{args.host}:{args.port}", max_message_mb=args.max_message_mb,
                                   workers=args.workers)
 

@@ -1,0 +1,14 @@
+"""``python -m services.detectors.hf_audio_classifier --port N --model-dir DIR [--bonafide-label LABEL]``"""
+from services.sdk import serve
+
+from .model import HfAudioClassifierModel
+
+
+def _arguments(parser) -> None:
+    parser.add_argument("--model-dir", default=None, help="saved checkpoint (default $VOXARENA_HF_MODEL_DIR)")
+    parser.add_argument("--bonafide-label", default=None,
+                        help="the model's label for bona fide speech (default $VOXARENA_HF_BONAFIDE_LABEL or 'bonafide')")
+
+
+if __name__ == "__main__":
+    serve(lambda args: HfAudioClassifierModel(args.model_dir, args.bonafide_label), add_arguments=_arguments)
