@@ -92,3 +92,24 @@ def test_service_entry_point_takes_its_options(checkpoint):
                           "--model-dir", str(checkpoint), "--bonafide-label", "nope"], cwd=REPO,
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 1 and "not one of the model's labels" in out.stderr
+
+
+def test_in_an_arena_run(checkpoint, speech_dir, tmp_path):
+    import json
+
+    import yaml
+
+    from orchestrator.config import load_config
+    from orchestrator.pipeline import Arena
+
+    cfg = {"name": "hf", "dataset": {"root": str(speech_dir / "LibriSpeech"), "subsets": ["test-clean"], "max_items": 3},
+           "generators": {"dummy-generator": {}},
+           "detectors": {"my-w2v2": {"module": "services.detectors.hf_audio_classifier",
+                                     "args": ["--model-dir", str(checkpoint), "--bonafide-label", "bonafide"]}},
+           "scorer": {"metrics": ["rtf"], "bootstrap_resamples": 0}}
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    record = Arena(load_config(path), tmp_path / "run", progress=False).run()
+    assert record["services"]["my-w2v2"]["info"]["model"]["name"] == "hf-audio-classifier"
+    rows = [json.loads(line) for line in (tmp_path / "run" / "detections.jsonl").read_text().splitlines()]
+    assert len(rows) == 6 and all(r["status"] == "ok" for r in rows)
