@@ -137,8 +137,23 @@ class DetectorModel(_ModelBase):
     """A fake-voice detector. Higher score = more bona fide."""
 
     family: ClassVar[str] = ""
+    # True when score_batch already returns calibrated LLRs.
     calibrated: ClassVar[bool] = False
     max_batch_size: ClassVar[int] = 32
+    # (a, b) fitted on dev data: the SDK serves a * score + b as an LLR (see services.detectors.calibration).
+    calibration: tuple[float, float] | None = None
+
+    @property
+    def serves_llr(self) -> bool:
+        return self.calibrated or self.calibration is not None
+
+    def llr_scores(self, clips: list[AudioClip]) -> list[float]:
+        """What the service answers: the model's scores, mapped to LLRs when a calibration is loaded."""
+        scores = self.score_batch(clips)
+        if self.calibration is None:
+            return [float(x) for x in scores]
+        a, b = self.calibration
+        return [a * float(x) + b for x in scores]
     # Clips longer than this are INVALID_ARGUMENT (documented per service).
     max_seconds: ClassVar[float] = 600.0
 

@@ -168,7 +168,7 @@ class DetectorServicer(_ModelServicer, detector_pb2_grpc.DetectorServiceServicer
         self._require_ready()
         m = self.model
         return detector_pb2.DetectorInfo(
-            model=model_info(m), family=detector_pb2.DetectorFamily.Value(m.family), calibrated=m.calibrated,
+            model=model_info(m), family=detector_pb2.DetectorFamily.Value(m.family), calibrated=m.serves_llr,
             max_batch_size=m.max_batch_size, options=_options(m),
         )
 
@@ -185,9 +185,9 @@ class DetectorServicer(_ModelServicer, detector_pb2_grpc.DetectorServiceServicer
         self._require_ready()
         clip = self._clip(request)
         with _Stopwatch(self.model.timing_scope) as sw:
-            (score,) = self.model.score_batch([clip])
+            (score,) = self.model.llr_scores([clip])
         return detector_pb2.ScoreResponse(
-            request_id=request.request_id, score=float(score), is_llr=self.model.calibrated, timing=sw.to_proto()
+            request_id=request.request_id, score=float(score), is_llr=self.model.serves_llr, timing=sw.to_proto()
         )
 
     def ScoreBatch(self, request, context):
@@ -207,14 +207,14 @@ class DetectorServicer(_ModelServicer, detector_pb2_grpc.DetectorServiceServicer
                     error=detector_pb2.ItemError(code=e.code.value[0], message=f"{item.request_id}: {e}"),
                 ))
         with _Stopwatch(m.timing_scope) as sw:
-            scores = m.score_batch([clip for _, clip in good]) if good else []
+            scores = m.llr_scores([clip for _, clip in good]) if good else []
         per_clip = sw.wall / max(len(good), 1)
         for (index, _), score in zip(good, scores):
             timing = sw.to_proto()
             timing.wall_seconds = per_clip
             timing.cpu_seconds = sw.cpu / max(len(good), 1)
             outcomes[index].result.CopyFrom(detector_pb2.ScoreResponse(
-                request_id=outcomes[index].request_id, score=float(score), is_llr=m.calibrated, timing=timing,
+                request_id=outcomes[index].request_id, score=float(score), is_llr=m.serves_llr, timing=timing,
             ))
         return detector_pb2.ScoreBatchResponse(items=outcomes, timing=sw.to_proto())
 
