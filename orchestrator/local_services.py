@@ -15,6 +15,8 @@ import threading
 import time
 from pathlib import Path
 
+from voxarena import PORT_ANNOUNCEMENT
+
 from .clients import ServiceStartError, wait_for_serving
 
 # Reference services by name -> python module. A config may name any other module.
@@ -35,7 +37,6 @@ KNOWN_SERVICES = {
     "dummy-detector": "services.testing.dummy_detector",
     "misbehaving-generator": "services.testing.misbehaving_generator",
 }
-PORT_ANNOUNCEMENT = "VOXARENA_PORT="
 
 
 def _die_with_parent() -> None:

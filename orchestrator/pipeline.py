@@ -7,6 +7,9 @@ its reason and the run goes on. Records are keyed by id, so a rerun on the same 
 """
 from __future__ import annotations
 
+import functools
+import hashlib
+import io
 import platform
 import subprocess
 import time
@@ -21,7 +24,6 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from voxarena.codec import AudioClip, AudioFormatError, clip_to_wav_bytes, encode_audio, read_audio_file
-from voxarena.hashing import sha256_file
 from voxarena.v1 import detector_pb2, generator_pb2, scorer_pb2
 
 from .clients import CallFailed, DetectorClient, GeneratorClient, ScorerClient, ServiceStartError, wait_for_serving
@@ -33,6 +35,16 @@ from .run_store import RunStore
 from .validation import ResponseInvalid, validate_generation, validate_score
 
 RUN_FORMAT = "voxarena.run/1"
+
+
+@functools.lru_cache(maxsize=256)
+def _verified_clip(path: str, sha: str) -> AudioClip:
+    """One read per file: hashed and decoded from the same bytes. Bona fide clips are sent to every
+    detector and, as references, with every generator's clip to the scorer: they are read once."""
+    data = Path(path).read_bytes()
+    if hashlib.sha256(data).hexdigest() != sha:
+        raise AudioFormatError(f"{path} no longer matches its recorded sha256")
+    return read_audio_file(io.BytesIO(data), path)
 
 
 class RunError(RuntimeError):
@@ -210,10 +222,12 @@ class Arena:
         return jobs
 
     # ---------------------------------------------------------------- audio
-    def _read_clip(self, path: Path, sha: str, what: str) -> AudioClip:
-        if sha256_file(path) != sha:
-            raise AudioFormatError(f"{what}: {path} no longer matches its recorded sha256")
-        return read_audio_file(str(path), what)
+    @staticmethod
+    def _read_clip(path: Path, sha: str, what: str) -> AudioClip:
+        try:
+            return _verified_clip(str(path), sha)
+        except AudioFormatError as e:
+            raise AudioFormatError(f"{what}: {e}") from None
 
     # ---------------------------------------------------------------- stage: generation
     @staticmethod

@@ -80,11 +80,13 @@ def clip_to_wav_bytes(clip: AudioClip) -> bytes:
     return buf.getvalue()
 
 
-def read_audio_file(path: str, what: str | None = None) -> AudioClip:
-    """Read a mono audio file (WAV, FLAC, ...) keeping 16-bit files as int16."""
+def read_audio_file(path, what: str | None = None) -> AudioClip:
+    """Read a mono audio file (WAV, FLAC, ...; a path or a binary file object), keeping 16-bit files as int16."""
     info = sf.info(path)
     if info.channels != 1:
         raise AudioFormatError(f"{what or path}: expected mono audio, got {info.channels} channels")
+    if hasattr(path, "seek"):
+        path.seek(0)
     dtype = "int16" if info.subtype in ("PCM_16", "PCM_S8", "PCM_U8") else "float32"
     samples, rate = sf.read(path, dtype=dtype, always_2d=False)
     return AudioClip(samples=np.ascontiguousarray(samples), sample_rate=int(rate))

@@ -23,6 +23,7 @@ from google.protobuf import timestamp_pb2
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
+from voxarena import PORT_ANNOUNCEMENT
 from voxarena.codec import AudioFormatError, decode_audio, encode_audio
 from voxarena.v1 import common_pb2, detector_pb2, detector_pb2_grpc, generator_pb2, generator_pb2_grpc
 
@@ -31,7 +32,6 @@ from .model import DetectorModel, GeneratorModel, SynthesisRequest, _ModelBase
 
 log = logging.getLogger("voxarena.service")
 
-PORT_ANNOUNCEMENT = "VOXARENA_PORT="
 DEFAULT_MAX_MESSAGE_MB = 64
 
 

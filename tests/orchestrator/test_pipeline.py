@@ -176,3 +176,25 @@ def test_killed_run_resumes_to_identical_metrics(tmp_path, speech_dir, kill_afte
     assert len(ids) == len(set(ids)) == 20
     run = json.loads((out / "run.json").read_text())
     assert len(run["sessions"]) == 2
+
+
+def test_a_changed_audio_file_is_refused_naming_the_item(tmp_path, speech_dir):
+    import shutil
+
+    from orchestrator.pipeline import Arena as _Arena
+    from voxarena.codec import AudioFormatError
+
+    src = sorted((speech_dir / "LibriSpeech" / "test-clean").glob("*/*/*.flac"))[0]
+    copy = tmp_path / src.name
+    shutil.copy(src, copy)
+    import hashlib
+
+    sha = hashlib.sha256(copy.read_bytes()).hexdigest()
+    assert _Arena._read_clip(copy, sha, "item-1").samples.size > 0
+    data = bytearray(copy.read_bytes())
+    data[-10] ^= 0xFF
+    copy.write_bytes(bytes(data))
+    other = tmp_path / "moved.flac"
+    copy.rename(other)
+    with pytest.raises(AudioFormatError, match="item-1: .*no longer matches its recorded sha256"):
+        _Arena._read_clip(other, sha, "item-1")
