@@ -150,6 +150,34 @@ def composite_detectors_cmd(
         _fail(e)
 
 
+@app.command()
+def conformance(
+    address: str = typer.Argument(..., help="host:port of a running generator or detector"),
+    timeout: float = typer.Option(120.0, help="seconds per call"),
+    json_out: Optional[Path] = typer.Option(None, "--json", help="also write the report as JSON"),
+) -> None:
+    """Check a running service against the contract; exit code 1 when any check fails."""
+    from rich.table import Table
+
+    from .conformance import run_conformance
+
+    checks = run_conformance(address, timeout)
+    table = Table(title=f"conformance of {address}")
+    for col in ("check", "result", "detail"):
+        table.add_column(col)
+    colour = {"PASS": "green", "FAIL": "red", "SKIP": "yellow"}
+    for c in checks:
+        table.add_row(c.name, f"[{colour[c.status]}]{c.status}[/{colour[c.status]}]", c.detail)
+    console.print(table)
+    failed = [c for c in checks if c.status == "FAIL"]
+    passed = sum(c.status == "PASS" for c in checks)
+    console.print(f"conformance: {passed} PASS, {len(failed)} FAIL, {len(checks) - passed - len(failed)} SKIP")
+    if json_out:
+        json_out.write_text(json.dumps([c.__dict__ for c in checks], indent=2) + "\n")
+    if failed:
+        raise typer.Exit(1)
+
+
 def main() -> None:
     app()
 
