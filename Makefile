@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PROTOS := $(wildcard proto/voxarena/v1/*.proto)
 
-.PHONY: setup system-deps setup-mbrola proto proto-check test test-fast demo train-lfcc-gmm bench bench-generators bench-scorer clean
+.PHONY: setup system-deps setup-mbrola proto proto-check test test-fast demo train-detectors base-image wheelhouse wheelhouse-torch images bench bench-generators bench-scorer bench-containers clean
 
 setup: system-deps $(VENV)/.installed
 
@@ -42,25 +42,56 @@ proto-check:
 	for f in $$tmp/voxarena/v1/*; do diff -q $$f voxarena/v1/$$(basename $$f) || { echo "stubs are stale: run make proto"; exit 1; }; done; \
 	rm -rf $$tmp; echo "proto stubs are current"
 
-test: setup proto-check
+# The whole suite, container tests included (they need the images: built, or rebuilt from cache).
+test: setup proto-check images
 	$(PY) -m pytest
 
 test-fast: setup
-	$(PY) -m pytest -m "not slow"
+	$(PY) -m pytest -m "not slow and not container"
 
 demo: setup
 	$(VENV)/bin/orchestrator run configs/demo.yaml --out runs/demo
 
-# Rebuilds the lfcc-gmm weights: training data through the orchestrator, then the trainer.
-train-lfcc-gmm: setup
-	$(VENV)/bin/orchestrator run configs/train-lfcc-gmm.yaml --out runs/train-lfcc-gmm
-	$(PY) -m services.detectors.lfcc_gmm.train --data runs/train-lfcc-gmm --out services/detectors/lfcc_gmm/weights
+# Rebuilds the detectors' committed weights: the training data through the orchestrator (resumes),
+# then one trainer run per detector (`make train-detectors DETECTORS=rawnet2` for one).
+DETECTORS ?= lfcc-gmm lfcc-lcnn rawnet2 aasist whisper-frontend
+train-detectors: setup
+	$(VENV)/bin/orchestrator run configs/train-detectors.yaml --out runs/train-detectors
+	for d in $(DETECTORS); do \
+	  $(PY) -m services.detectors.training --detector $$d --data runs/train-detectors || exit 1; done
+
+# Containers (see compose/README.md). No registry here: the base image is built from nothing.
+BASE_IMAGE ?= voxarena/base:bookworm
+IMAGE_EXTRAS := piper,espeak,flite,festival,world,griffin-lim,mlsa,world-vc,lfcc-gmm,lfcc-lcnn,rawnet2,aasist,whisper-frontend,scorer
+
+base-image:
+	@if [ "$(BASE_IMAGE)" = voxarena/base:bookworm ] && ! docker image inspect $(BASE_IMAGE) >/dev/null 2>&1; then \
+	  command -v debootstrap >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null); \
+	  compose/base/build-base-image.sh $(BASE_IMAGE); fi
+
+# Wheels for every image, built with the .venv's Python (3.11, as Debian bookworm's in the images).
+wheelhouse: setup
+	rm -f build/wheelhouse/voxarena-*.whl
+	$(VENV)/bin/pip wheel -q -w build/wheelhouse ".[$(IMAGE_EXTRAS)]"
+	$(VENV)/bin/pip wheel -q --no-deps -w build/wheelhouse resemblyzer
+
+# hf-audio-classifier needs torch, a multi-GB CUDA build on PyPI: opt in with
+# `make wheelhouse-torch images SERVICES=hf-audio-classifier`.
+wheelhouse-torch: wheelhouse
+	$(VENV)/bin/pip wheel -q -w build/wheelhouse ".[hf-audio-classifier]"
+
+images: base-image wheelhouse
+	BASE_IMAGE=$(BASE_IMAGE) $(PY) compose/build_images.py $(SERVICES)
 
 bench: setup
 	$(PY) benchmarks/harness_efficiency.py
 
 bench-generators: setup
 	$(PY) benchmarks/generator_rtf.py
+
+bench-containers: images
+	$(PY) benchmarks/container_startup.py
+	$(PY) benchmarks/replica_throughput.py
 
 bench-scorer: setup
 	$(PY) benchmarks/scorer_throughput.py

@@ -35,6 +35,9 @@ def run(
     data_root: Optional[str] = typer.Option(None, help="override dataset.root"),
     retry_failed: bool = typer.Option(False, help="on resume, redo items recorded as failed"),
     progress: bool = typer.Option(True, help="show progress bars"),
+    stack: str = typer.Option("local", envvar="VOXARENA_STACK",
+                              help="services without an address: 'local' starts them as processes, 'compose' "
+                                   "uses the compose service of the same name (dns:///NAME:50051, round robin)"),
 ) -> None:
     """Plan from a frozen manifest, run every generator and detector, score, and write the run directory."""
     try:
@@ -42,7 +45,7 @@ def run(
         run_dir = out or Path("runs") / cfg.name
         t0 = time.perf_counter()
         arena = Arena(cfg, run_dir, config_file=config.resolve(), console=err, retry_failed=retry_failed,
-                      progress=progress)
+                      progress=progress, stack=stack)
         record = arena.run()
     except (ConfigError, DatasetError, RunError, ServiceStartError) as e:
         err.print(f"[red]error:[/red] {e}", highlight=False)

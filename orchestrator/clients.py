@@ -18,8 +18,10 @@ class ServiceStartError(RuntimeError):
 
 
 def channel(address: str) -> grpc.Channel:
+    # round_robin: a name that resolves to several replicas (compose --scale) gets calls spread over all of them.
     return grpc.insecure_channel(address, options=[
         ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES), ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
+        ("grpc.lb_policy_name", "round_robin"),
     ])
 
 

@@ -27,7 +27,7 @@ from .run_store import RunStore
 DETECTION_HEADLINES = ["eer", "min_dcf", "act_dcf", "cllr", "min_cllr"]
 DETECTION_COLUMNS = (["detector", "generator", "n_bonafide", "n_spoof"] + DETECTION_HEADLINES
                      + [f"{m}_ci_{b}" for m in DETECTION_HEADLINES for b in ("low", "high")]
-                     + ["scores_are_llr", "n_failed", "scorer_fingerprint"])
+                     + ["scores_are_llr", "attack_seen_in_training", "n_failed", "scorer_fingerprint"])
 POOLED = "pooled"
 
 
@@ -154,6 +154,15 @@ def composite_rows(gen_rows: list[dict], det_rows: list[dict], infos: dict) -> l
     return out
 
 
+def attack_seen(infos: dict, detector: str, generator: str) -> str:
+    """"yes"/"no" when the detector declares its training generators (GetInfo metadata
+    ``seen_generators``, a JSON list of model names), "" when it does not or for the pooled row."""
+    declared = infos[detector].model.metadata.get("seen_generators") if detector in infos else None
+    if not declared or generator == POOLED or generator not in infos:
+        return ""
+    return "yes" if infos[generator].model.name in json.loads(declared) else "no"
+
+
 def write_metrics(store: RunStore, cfg, manifest: ManifestSet, infos: dict, scorer) -> tuple[list[dict], list[dict]]:
     fingerprint = dict(infos["scorer"].fingerprint)
     fp_hash = hashlib.sha256(json.dumps(fingerprint, sort_keys=True).encode()).hexdigest()[:16]
@@ -166,6 +175,7 @@ def write_metrics(store: RunStore, cfg, manifest: ManifestSet, infos: dict, scor
     det = detection_rows(store, scorer, cfg, generators, detectors, items)
     for r in det:
         r["scorer_fingerprint"] = fp_hash
+        r["attack_seen_in_training"] = attack_seen(infos, r["detector"], r["generator"])
     _write_csv(store.metrics_dir / "detection_metrics.csv", DETECTION_COLUMNS, det)
 
     labels = sorted({(k, v) for it in manifest for k, v in it.labels.items() if k != "speaker" and v})
@@ -174,6 +184,7 @@ def write_metrics(store: RunStore, cfg, manifest: ManifestSet, infos: dict, scor
         by_label.extend(detection_rows(store, scorer, cfg, generators, detectors, items, label))
     for r in by_label:
         r["scorer_fingerprint"] = fp_hash
+        r["attack_seen_in_training"] = attack_seen(infos, r["detector"], r["generator"])
     _write_csv(store.metrics_dir / "detection_by_label.csv", ["label", "value"] + DETECTION_COLUMNS, by_label)
 
     columns = _metric_columns(infos["scorer"], list(cfg.scorer.metrics))

@@ -91,9 +91,16 @@ class Service:
     info: object = None
 
 
+STACKS = ("local", "compose")
+COMPOSE_PORT = 50051
+
+
 class Arena:
     def __init__(self, cfg: RunConfig, run_dir: Path, config_file: Path | None = None, console: Console | None = None,
-                 retry_failed: bool = False, progress: bool = True) -> None:
+                 retry_failed: bool = False, progress: bool = True, stack: str = "local") -> None:
+        if stack not in STACKS:
+            raise RunError(f"unknown stack {stack!r}; use one of {', '.join(STACKS)}")
+        self.stack = stack
         self.cfg, self.config_file = cfg, config_file
         self.console = console or Console(stderr=True)
         self.store = RunStore(run_dir)
@@ -129,8 +136,12 @@ class Arena:
         entries += [(n, "detector", c) for n, c in self.cfg.detectors.items()]
         entries.append(("scorer", "scorer", self.cfg.scorer))
         for name, role, c in entries:
-            svc = Service(name=name, role=role, cfg=c, address=c.address)
-            if c.address is None:
+            address = c.address
+            if address is None and self.stack == "compose":
+                # The compose service of the same name; dns:/// lets gRPC round-robin over its replicas.
+                address = f"dns:///{name}:{COMPOSE_PORT}"
+            svc = Service(name=name, role=role, cfg=c, address=address)
+            if address is None:
                 svc.local = LocalService(name, c.module, self.store.logs_dir / f"{name}.log", c.args)
                 svc.local.start()
             self.services[name] = svc
@@ -384,6 +395,7 @@ class Arena:
                              "grpcio": version("grpcio"), "protobuf": version("protobuf")},
                 "seeds": {"run_seed": self.cfg.protocol.seed, "item_seed": "run seed + source index"},
                 "manifest": {"sha256": manifest.sha256, "items": len(manifest), "format": "voxarena.manifest/1"},
+                "stack": self.stack,
                 "services": {n: self._service_record(s) for n, s in self.services.items()},
                 "started_at": (previous or {}).get("started_at", started),
                 "sessions": (previous or {}).get("sessions", []) + [{"started_at": started}],
@@ -428,9 +440,15 @@ class Arena:
             def meas_done(f: Future) -> None:
                 progress.advance(p_meas, len(f.result()))
 
+            def batch_size(d: str) -> int:
+                # The config's batch size, never above what the detector says it accepts.
+                limit = self.services[d].info.max_batch_size
+                return min(ex.detector_batch_size, limit) if limit > 0 else ex.detector_batch_size
+
             def submit_det(d: str, force: bool = False) -> None:
-                while pending_det[d] and (force or len(pending_det[d]) >= ex.detector_batch_size):
-                    batch, pending_det[d] = pending_det[d][: ex.detector_batch_size], pending_det[d][ex.detector_batch_size:]
+                size = batch_size(d)
+                while pending_det[d] and (force or len(pending_det[d]) >= size):
+                    batch, pending_det[d] = pending_det[d][:size], pending_det[d][size:]
                     fut = det_pools[d].submit(self._detect, d, batch)
                     fut.add_done_callback(det_done)
                     consumer_futures.append(fut)

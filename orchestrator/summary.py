@@ -39,8 +39,16 @@ def _print_detection(det: list[dict], generators: list[str], detectors: list[str
     for d in detectors:
         t.add_column(d, justify="right")
     by = {(r["detector"], r["generator"]): r for r in det}
+    def cell(d: str, g: str) -> str:
+        if (d, g) not in by:
+            return "-"
+        seen = by[(d, g)].get("attack_seen_in_training") == "yes"
+        return _pct(by[(d, g)]["eer"]) + (" *" if seen else "")
+
     for g in generators:
-        t.add_row(g, *[_pct(by[(d, g)]["eer"]) if (d, g) in by else "-" for d in detectors])
+        t.add_row(g, *[cell(d, g) for d in detectors])
+    if any(r.get("attack_seen_in_training") == "yes" for r in det):
+        t.caption = "* the detector was trained on this generator's speech (a seen attack)"
     console.print(t)
     t2 = Table(title="minDCF / actDCF / Cllr (pooled)")
     for c in ("detector", "n_bonafide", "n_spoof", "eer", "min_dcf", "act_dcf", "cllr", "llr?"):

@@ -2,13 +2,13 @@
 
 Both clips are resampled to 16 kHz (soxr HQ) and go through Resemblyzer's ``preprocess_wav``
 (volume normalisation and webrtcvad silence trimming); embeddings are L2-normalised, so the cosine
-is their dot product.
+is their dot product. The encoder runs as ONNX (``scorers.ge2e``): no torch in the scorer.
 """
 from __future__ import annotations
 
+import json
 import threading
 from importlib.metadata import version
-from pathlib import Path
 
 import numpy as np
 
@@ -24,18 +24,16 @@ def encoder():
     global _encoder
     with _LOCK:
         if _encoder is None:
-            import torch
-            from resemblyzer import VoiceEncoder
+            from .ge2e import OnnxVoiceEncoder
 
-            torch.set_num_threads(1)  # calls run side by side, one core each
-            _encoder = VoiceEncoder(device="cpu", verbose=False)
+            _encoder = OnnxVoiceEncoder()
         return _encoder
 
 
 def embed(clip: AudioClip) -> np.ndarray:
-    from resemblyzer import preprocess_wav
+    from .ge2e import audio_module
 
-    wav = preprocess_wav(resample(clip.samples, clip.sample_rate, 16000), source_sr=16000)
+    wav = audio_module().preprocess_wav(resample(clip.samples, clip.sample_rate, 16000), source_sr=16000)
     if wav.size < 1600:
         raise MetricInputError("less than 0.1 s of speech after silence trimming")
     return encoder().embed_utterance(wav)
@@ -77,11 +75,9 @@ class ResemblyzerSIM(Metric):
         return mean_of(rows, "sim.cosine")
 
     def fingerprint(self):
-        import resemblyzer
+        from .ge2e import MODEL, MODEL_META
 
-        from voxarena.hashing import sha256_file
-
-        weights = Path(resemblyzer.__file__).parent / "pretrained.pt"
-        return {"sim.model": f"resemblyzer {version('resemblyzer')} GE2E (pretrained.pt)",
-                "sim.model_sha256": sha256_file(weights), "sim.resampler": RESAMPLER,
-                "torch": version("torch")}
+        meta = json.loads(MODEL_META.read_text())
+        return {"sim.model": f"resemblyzer {meta['resemblyzer_version']} GE2E (pretrained.pt as ONNX)",
+                "sim.model_sha256": meta["sha256"], "sim.source_sha256": meta["source_sha256"],
+                "sim.resampler": RESAMPLER, "sim.onnxruntime": version("onnxruntime"), "sim.onnx_file": MODEL.name}

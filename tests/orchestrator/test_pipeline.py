@@ -198,3 +198,14 @@ def test_a_changed_audio_file_is_refused_naming_the_item(tmp_path, speech_dir):
     copy.rename(other)
     with pytest.raises(AudioFormatError, match="item-1: .*no longer matches its recorded sha256"):
         _Arena._read_clip(other, sha, "item-1")
+
+
+def test_compose_stack_reaches_services_by_name(tmp_path, speech_dir):
+    """--stack compose: a service without an address is the compose service of its name, round robin."""
+    cfg = make_config(tmp_path, speech_dir, **{"execution.startup_timeout_seconds": 1})
+    with pytest.raises(RunError) as e:
+        run_arena(cfg, tmp_path / "run", stack="compose")
+    for name in ("dummy-generator", "dummy-detector", "scorer"):
+        assert f"{name} at dns:///{name}:50051 was not SERVING" in str(e.value)
+    with pytest.raises(RunError, match="unknown stack 'k8s'"):
+        run_arena(cfg, tmp_path / "run2", stack="k8s")

@@ -7,7 +7,8 @@ Nothing is downloaded: the directory must hold the model (``config.json`` + ``*.
 ``bonafide``; matched case-insensitively against the model's ``id2label``). Each clip is resampled
 to the feature extractor's rate (soxr HQ) and scored alone (no padding effects): score =
 log p(bona fide) - log(1 - p(bona fide)) from the model's softmax, a log-odds that is **not** a
-calibrated LLR (the training priors are unknown), so ``calibrated`` is false.
+calibrated LLR (the training priors are unknown), so ``calibrated`` is false, unless the service is
+started with ``--calibration A,B`` fitted on the user's dev data (then it answers ``is_llr``).
 """
 from __future__ import annotations
 
@@ -35,8 +36,13 @@ class HfAudioClassifierModel(DetectorModel):
     max_batch_size = 16
     max_seconds = 120.0
 
-    def __init__(self, model_dir: str | Path | None = None, bonafide_label: str | None = None) -> None:
+    def __init__(self, model_dir: str | Path | None = None, bonafide_label: str | None = None,
+                 calibration: str | None = None) -> None:
         super().__init__()
+        if calibration:
+            from services.detectors.calibration import parse_calibration
+
+            self.calibration = parse_calibration(calibration)
         self.model_dir = Path(model_dir or os.environ.get("VOXARENA_HF_MODEL_DIR", ""))
         self.bonafide_label = bonafide_label or os.environ.get("VOXARENA_HF_BONAFIDE_LABEL", "bonafide")
 

@@ -65,3 +65,21 @@ def test_sdk_serves_calibrated_llrs():
     finally:
         ch.close()
         running.server.stop(0)
+
+
+def test_calibration_command_fits_a_dev_runs_raw_scores(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    rng = np.random.default_rng(3)
+    rows = [{"detector": "box", "status": "ok", "kind": k, "score": float(s), "is_llr": False}
+            for k, mu in (("bonafide", 1.0), ("spoof", -1.0)) for s in rng.normal(mu, 1.0, 400)]
+    (tmp_path / "detections.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = subprocess.run([sys.executable, "-m", "services.detectors.calibration", str(tmp_path), "--detector", "box"],
+                         capture_output=True, text=True, check=True).stdout
+    a, b = (float(x) for x in out.split(","))
+    assert a == pytest.approx(2.0, abs=0.4) and b == pytest.approx(0.0, abs=0.3)  # analytic LLR: 2s
+    missing = subprocess.run([sys.executable, "-m", "services.detectors.calibration", str(tmp_path), "--detector", "x"],
+                             capture_output=True, text=True)
+    assert missing.returncode != 0 and "no scored clips for detector 'x'" in missing.stderr

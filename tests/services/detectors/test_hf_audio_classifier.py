@@ -90,7 +90,7 @@ def test_refusals(checkpoint, tmp_path):
 def test_service_entry_point_takes_its_options(checkpoint):
     out = subprocess.run([sys.executable, "-m", "services.detectors.hf_audio_classifier", "--port", "0",
                           "--model-dir", str(checkpoint), "--bonafide-label", "nope"], cwd=REPO,
-                         capture_output=True, text=True, timeout=120)
+                         capture_output=True, text=True, timeout=300)
     assert out.returncode == 1 and "not one of the model's labels" in out.stderr
 
 
@@ -113,3 +113,29 @@ def test_in_an_arena_run(checkpoint, speech_dir, tmp_path):
     assert record["services"]["my-w2v2"]["info"]["model"]["name"] == "hf-audio-classifier"
     rows = [json.loads(line) for line in (tmp_path / "run" / "detections.jsonl").read_text().splitlines()]
     assert len(rows) == 6 and all(r["status"] == "ok" for r in rows)
+
+
+def test_calibration_option_serves_llrs(checkpoint, speech_dir):
+    raw = HfAudioClassifierModel(checkpoint)
+    cal = HfAudioClassifierModel(checkpoint, calibration="2.5,-1")
+    raw.load()
+    cal.load()
+    c = clips(speech_dir, 2)
+    assert not raw.serves_llr and cal.serves_llr
+    np.testing.assert_allclose(cal.llr_scores(c), [2.5 * s - 1 for s in raw.llr_scores(c)])
+    for bad, reason in (("1", "not 'A,B'"), ("-1,0", "must be positive")):
+        with pytest.raises(ValueError, match=reason):
+            HfAudioClassifierModel(checkpoint, calibration=bad)
+
+
+def test_conforms_to_the_contract(checkpoint, tmp_path):
+    from orchestrator.conformance import run_conformance
+    from orchestrator.local_services import LocalService
+
+    svc = LocalService("hf-audio-classifier", None, tmp_path / "hf.log", ["--model-dir", str(checkpoint)])
+    svc.start()
+    try:
+        checks = run_conformance(svc.wait_ready(120), timeout=60)
+    finally:
+        svc.stop()
+    assert not [c for c in checks if c.status == "FAIL"], checks
