@@ -24,10 +24,12 @@ import numpy as np
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from voxarena.codec import AudioClip, AudioFormatError, decode_audio, encode_audio
-from voxarena.v1 import common_pb2, detector_pb2, detector_pb2_grpc, generator_pb2, generator_pb2_grpc
+from voxarena.v1 import (common_pb2, detector_pb2, detector_pb2_grpc, generator_pb2, generator_pb2_grpc, scorer_pb2,
+                         scorer_pb2_grpc)
 
 GENERATOR_SERVICE = "voxarena.v1.GeneratorService"
 DETECTOR_SERVICE = "voxarena.v1.DetectorService"
+SCORER_SERVICE = "voxarena.v1.ScorerService"
 SEED = 424242
 OVERSIZE_BYTES = 80 * 1024 * 1024   # above the SDK's 64 MiB default; a service may allow more
 TEXT = "The quick brown fox jumps over the lazy dog."
@@ -109,13 +111,14 @@ class Conformance:
         except grpc.RpcError as e:
             self._add("reflection", False, f"server reflection unavailable: {_code(e).name}")
             return None
-        roles = [r for r, svc in (("generator", GENERATOR_SERVICE), ("detector", DETECTOR_SERVICE)) if svc in names]
+        roles = [r for r, svc in (("generator", GENERATOR_SERVICE), ("detector", DETECTOR_SERVICE),
+                                  ("scorer", SCORER_SERVICE)) if svc in names]
         self._add("reflection", bool(roles), ", ".join(sorted(names)) or "no services listed")
         return roles[0] if roles else None
 
-    def _model_info(self, info: common_pb2.ModelInfo, family_ok: bool) -> None:
+    def _model_info(self, info: common_pb2.ModelInfo, family_ok: bool, needs_rate: bool = True) -> None:
         missing = [f for f in ("name", "version", "licence", "timing_scope") if not getattr(info, f)]
-        if info.native_sample_rate <= 0:
+        if needs_rate and info.native_sample_rate <= 0:
             missing.append("native_sample_rate")
         if not family_ok:
             missing.append("family")
@@ -262,6 +265,34 @@ class Conformance:
             detector_pb2.ScoreRequest(request_id="conformance-big", audio=big), timeout=self.timeout),
             (grpc.StatusCode.RESOURCE_EXHAUSTED,))
 
+    # -- the scorer -----------------------------------------------------------------------------
+    def _scorer(self) -> None:
+        stub = scorer_pb2_grpc.ScorerServiceStub(self.channel)
+        try:
+            info = stub.GetInfo(common_pb2.GetInfoRequest(), timeout=self.timeout)
+        except grpc.RpcError as e:
+            self._add("GetInfo", False, f"{_code(e).name}: {e.details()}")
+            return
+        self._model_info(info.model, True, needs_rate=False)   # the scorer takes any rate
+        self._add("declares metrics", len(info.metrics) > 0, ", ".join(m.name for m in info.metrics) or "none")
+        self._add("fingerprint", len(info.fingerprint) > 0, f"{len(info.fingerprint)} entries")
+        # Perfectly separated trials have EER 0; fully reversed ones EER 1 (any definition agrees).
+        sets = [scorer_pb2.TrialSet(name="separated", bonafide_scores=[1, 2, 3, 4], spoof_scores=[-4, -3, -2, -1]),
+                scorer_pb2.TrialSet(name="reversed", bonafide_scores=[-4, -3, -2, -1], spoof_scores=[1, 2, 3, 4])]
+        resp = self._call_ok("DetectionMetrics", lambda: stub.DetectionMetrics(
+            scorer_pb2.DetectionMetricsRequest(sets=sets), timeout=self.timeout))
+        if resp is not None:
+            eers = {m.name: m.eer for m in resp.sets}
+            self._add("EER of known trials", eers == {"separated": 0.0, "reversed": 1.0}, f"{eers}")
+        self._expect_error("unknown metric rejected", lambda: stub.MeasureClips(scorer_pb2.MeasureClipsRequest(items=[
+            scorer_pb2.ClipRequest(request_id="conformance-1", metrics=["no-such-metric"],
+                                   audio=encode_audio(self.probe))]), timeout=self.timeout),
+            (grpc.StatusCode.INVALID_ARGUMENT,))
+        big = common_pb2.Audio(sample_rate=16000, channels=1, encoding=common_pb2.PCM_S16LE, data=b"\0" * OVERSIZE_BYTES)
+        self._expect_error("oversize message rejected", lambda: stub.MeasureClips(scorer_pb2.MeasureClipsRequest(items=[
+            scorer_pb2.ClipRequest(request_id="conformance-big", metrics=["rtf"], audio=big)]), timeout=self.timeout),
+            (grpc.StatusCode.RESOURCE_EXHAUSTED,))
+
     def _call_ok(self, name: str, call: Callable[[], object], record: bool = True):
         """The response of a call that must succeed (a FAIL with the status if it does not)."""
         try:
@@ -292,8 +323,10 @@ class Conformance:
                 self._generator()
             elif role == "detector":
                 self._detector()
+            elif role == "scorer":
+                self._scorer()
             else:
-                self._add("role", False, "serves neither voxarena.v1.GeneratorService nor DetectorService")
+                self._add("role", False, "serves none of voxarena.v1.GeneratorService, DetectorService, ScorerService")
             return self.checks
         finally:
             self.channel.close()

@@ -18,8 +18,8 @@ REPO = Path(__file__).resolve().parents[2]
 def service(tmp_path):
     started = []
 
-    def start(name: str) -> str:
-        svc = LocalService(name, None, tmp_path / f"{name}.log")
+    def start(name: str, module: str | None = None) -> str:
+        svc = LocalService(name, module, tmp_path / f"{name}.log")
         svc.start()
         started.append(svc)
         return svc.wait_ready(60)
@@ -61,3 +61,15 @@ def test_cli_exit_codes(service):
     nobody = subprocess.run([sys.executable, "-m", "orchestrator", "conformance", "localhost:1", "--timeout", "5"],
                             cwd=REPO, capture_output=True, text=True, timeout=300)
     assert nobody.returncode == 1 and "no gRPC server at localhost:1" in nobody.stdout
+
+
+@pytest.mark.parametrize("module", ["services.template.generator", "services.template.detector"])
+def test_the_templates_a_vendor_copies_conform(service, module):
+    checks = run_conformance(service(module.rsplit(".", 1)[1], module), timeout=60)
+    assert not [c for c in checks if c.status == "FAIL"], checks
+
+
+def test_the_scorer_conforms(service):
+    checks = {c.name: c for c in run_conformance(service("scorer"), timeout=120)}
+    assert not [c for c in checks.values() if c.status == "FAIL"], checks
+    assert checks["EER of known trials"].status == "PASS" and checks["unknown metric rejected"].status == "PASS"

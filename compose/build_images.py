@@ -1,0 +1,93 @@
+"""Build the VoxArena images without a registry: ``make images`` (or ``python compose/build_images.py``).
+
+Serves ``build/wheelhouse`` over HTTP on the loopback for the duration, builds the shared runtime
+image FROM ``$BASE_IMAGE`` and then every service of ``docker-compose.yml`` that has a ``build``
+section (optionally only the named ones; the "torch" profile's hf-audio-classifier only when named,
+after ``make wheelhouse-torch``), each with ``docker build --network host`` so pip reaches the
+wheelhouse. Cache keys: DEPS_DIGEST (pyproject.toml) and SOURCE_DIGEST (the project wheel).
+"""
+from __future__ import annotations
+
+import argparse
+import functools
+import hashlib
+import http.server
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+WHEELHOUSE = ROOT / "build" / "wheelhouse"
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+
+
+def _serve_wheelhouse() -> tuple[http.server.ThreadingHTTPServer, str]:
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args) -> None:
+            pass
+
+    handler = functools.partial(Quiet, directory=str(WHEELHOUSE))
+    # A fixed port keeps WHEELHOUSE_URL, and so Docker's layer cache keys, the same from build to build.
+    port = int(os.environ.get("VOXARENA_WHEELHOUSE_PORT", "8765"))
+    try:
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
+    except OSError as e:
+        raise SystemExit(f"cannot serve the wheelhouse on 127.0.0.1:{port} ({e}); set VOXARENA_WHEELHOUSE_PORT") from None
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, f"http://127.0.0.1:{server.server_address[1]}/"
+
+
+def _build(tag: str, dockerfile: str, args: dict[str, str]) -> float:
+    cmd = ["docker", "build", "--network", "host", "-f", dockerfile, "-t", tag]
+    for k, v in args.items():
+        cmd += ["--build-arg", f"{k}={v}"]
+    t0 = time.perf_counter()
+    print(f"building {tag} ({dockerfile})", flush=True)
+    out = subprocess.run(cmd + [str(ROOT)], cwd=ROOT, capture_output=True, text=True)
+    if out.returncode != 0:
+        sys.stderr.write(out.stdout[-4000:] + out.stderr[-4000:])
+        raise SystemExit(f"docker build of {tag} failed (exit {out.returncode})")
+    return time.perf_counter() - t0
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("services", nargs="*", help="only these compose services (default: all with a build section, "
+                                               "except those of the 'torch' profile)")
+    p.add_argument("--base-image", default=os.environ.get("BASE_IMAGE", "voxarena/base:bookworm"))
+    p.add_argument("--runtime-image", default=os.environ.get("VOXARENA_RUNTIME_IMAGE", "voxarena/runtime:latest"))
+    args = p.parse_args(argv)
+    wheels = sorted(WHEELHOUSE.glob("voxarena-*.whl"))
+    if not wheels:
+        raise SystemExit(f"no voxarena wheel in {WHEELHOUSE}: run `make wheelhouse` first")
+    compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+    buildable = {name: svc for name, svc in compose["services"].items() if "build" in svc}
+    unknown = sorted(set(args.services) - set(buildable))
+    if unknown:
+        raise SystemExit(f"unknown service(s) {', '.join(unknown)}; buildable: {', '.join(buildable)}")
+    server, url = _serve_wheelhouse()
+    try:
+        common = {"WHEELHOUSE_URL": url, "DEPS_DIGEST": _digest(ROOT / "pyproject.toml"),
+                  "SOURCE_DIGEST": _digest(wheels[-1])}
+        seconds = _build(args.runtime_image, "compose/runtime.Dockerfile",
+                         {"BASE_IMAGE": args.base_image, "WHEELHOUSE_URL": url})
+        print(f"  {args.runtime_image}: {seconds:.0f} s", flush=True)
+        default = [n for n, svc in buildable.items() if "torch" not in svc.get("profiles", [])]
+        for name in args.services or default:
+            svc = buildable[name]
+            seconds = _build(svc["image"], svc["build"]["dockerfile"], {**common, "RUNTIME_IMAGE": args.runtime_image})
+            print(f"  {svc['image']}: {seconds:.0f} s", flush=True)
+    finally:
+        server.shutdown()
+
+
+if __name__ == "__main__":
+    main()
