@@ -2,7 +2,8 @@
 
 Brings the stack up with ``--scale griffin-lim=N`` (each replica limited to one CPU), runs
 ``configs/bench-replicas.yaml`` (16 RECONSTRUCT items, 4 calls in flight) from the orchestrator
-container, and times the generation stage from the run's own records (first request start to last
+container after one warm-up call to every replica (the first call compiles librosa's numba kernels),
+and times the generation stage from the run's own records (first request start to last
 response end). Prints clips per second for N=1 and N=2 and their ratio (ideal 2.0 on >= 2 free cores).
 
     python benchmarks/replica_throughput.py          # needs the images (make images)
@@ -48,6 +49,20 @@ def _seconds(stamp: str) -> float:
     return datetime.fromisoformat(whole + "+00:00").timestamp() + float("0." + (frac or "0"))
 
 
+WARM_UP = """
+import socket, numpy as np
+from voxarena.codec import AudioClip, encode_audio
+from orchestrator.clients import channel
+from voxarena.v1 import generator_pb2, generator_pb2_grpc
+clip = encode_audio(AudioClip((0.1 * np.sin(np.arange(32000) * 0.05)).astype(np.float32), 16000))
+for ip in sorted({a[4][0] for a in socket.getaddrinfo("griffin-lim", 50051)}):
+    stub = generator_pb2_grpc.GeneratorServiceStub(channel(f"{ip}:50051"))
+    stub.Synthesize(generator_pb2.SynthesizeRequest(request_id="warm", seed=1, task=generator_pb2.RECONSTRUCT,
+                                                    source_audio=clip), timeout=300)
+    print("warmed", ip)
+"""
+
+
 def generation_span(run: Path) -> tuple[int, float]:
     """Clips made and the span from the first request's start to the last one's end (server clocks)."""
     rows = [json.loads(line) for line in (run / "generations.jsonl").read_text().splitlines()]
@@ -63,6 +78,8 @@ def main() -> None:
         for n in (1, 2):
             compose("up", "-d", "--scale", f"griffin-lim={n}", "griffin-lim", "scorer", env=env)
             wait_healthy(env, "griffin-lim", n)
+            # Each replica's first call pays one-off costs (numba compiles librosa's kernels): excluded.
+            compose("run", "--rm", "--entrypoint", "python", "orchestrator", "-c", WARM_UP, env=env)
             out = REPO / "runs" / f"bench-replicas-{n}-{int(time.time())}"
             compose("run", "--rm", "orchestrator", "run", "configs/bench-replicas.yaml", "--out",
                     str(out.relative_to(REPO)), "--no-progress", env=env)
