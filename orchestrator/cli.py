@@ -154,6 +154,44 @@ def composite_detectors_cmd(
 
 
 @app.command()
+def status(
+    run_dir: Path = typer.Argument(..., help="run directory"),
+    json_out: bool = typer.Option(False, "--json", help="print the coverage as JSON"),
+) -> None:
+    """Coverage of a run: done, failed and pending per stage and service, with failure reasons.
+
+    Exit code 0 when every planned call is done and the metrics are written, 1 otherwise."""
+    from rich.table import Table
+
+    from .status import NotARunDirectory, run_status
+
+    try:
+        st = run_status(run_dir)
+    except NotARunDirectory as e:
+        err.print(f"[red]error:[/red] {e}", highlight=False)
+        raise typer.Exit(2) from None
+    if json_out:
+        _print_json(st)
+    else:
+        table = Table(title=f"{st['name']}: {run_dir}  (manifest {st['manifest_sha256'][:12]})")
+        for col in ("stage", "service", "expected", "done", "failed", "pending"):
+            table.add_column(col, justify="left" if col in ("stage", "service") else "right")
+        for r in st["coverage"]:
+            table.add_row(r["stage"], r["service"], str(r["expected"]), str(r["done"]),
+                          f"[red]{r['failed']}[/red]" if r["failed"] else "0",
+                          f"[yellow]{r['pending']}[/yellow]" if r["pending"] else "0")
+        console.print(table)
+        for r in st["coverage"]:
+            for reason, n in r["failure_reasons"].items():
+                console.print(f"  {r['stage']} {r['service']}: {n} x {reason}", highlight=False)
+        console.print("complete" if st["complete"] else
+                      "INCOMPLETE: rerun `orchestrator run` with the same config and --out to resume"
+                      + ("" if st["metrics_written"] else " (no metrics written yet)"))
+    if not st["complete"]:
+        raise typer.Exit(1)
+
+
+@app.command()
 def conformance(
     address: str = typer.Argument(..., help="host:port of a running generator or detector"),
     timeout: float = typer.Option(120.0, help="seconds per call"),
