@@ -191,6 +191,59 @@ def status(
         raise typer.Exit(1)
 
 
+@app.command("compare-check")
+def compare_check(run_a: Path = typer.Argument(..., help="baseline run"),
+                  run_b: Path = typer.Argument(..., help="run to compare")) -> None:
+    """Same protocol? Manifest, seeds, tasks, scorer fingerprint, service versions and weights; exit 1 listing what differs."""
+    from .compare import protocol_differences
+
+    try:
+        differences = protocol_differences(run_a, run_b)
+    except FileNotFoundError as e:
+        err.print(f"[red]error:[/red] {e}", highlight=False)
+        raise typer.Exit(2) from None
+    if differences:
+        err.print(f"[red]not comparable:[/red] {run_a} vs {run_b}", highlight=False)
+        for d in differences:
+            err.print(f"  - {d}", highlight=False)
+        raise typer.Exit(1)
+    console.print(f"comparable: same manifest, seeds, tasks, scorer fingerprint and service versions ({run_a}, {run_b})")
+
+
+@app.command("compare-timing")
+def compare_timing_cmd(run_a: Path = typer.Argument(..., help="baseline run"),
+                       run_b: Path = typer.Argument(..., help="run to compare"),
+                       json_out: bool = typer.Option(False, "--json")) -> None:
+    """Wall times per service and timing scope (matching scopes only), first request apart from the median of the rest."""
+    from rich.table import Table
+
+    from .compare import compare_timing
+
+    try:
+        rows = compare_timing(run_a, run_b)
+    except FileNotFoundError as e:
+        err.print(f"[red]error:[/red] {e}", highlight=False)
+        raise typer.Exit(2) from None
+    if json_out:
+        _print_json({"run_a": str(run_a), "run_b": str(run_b), "rows": rows})
+        return
+    table = Table(title=f"timing: {run_b} vs {run_a} (seconds)")
+    for col in ("service", "n", "first A", "first B", "median rest A", "median rest B", "B/A"):
+        table.add_column(col, justify="left" if col == "service" else "right")
+    notes = []
+    for r in rows:
+        if not r["comparable"]:
+            notes.append(f"{r['service']}: scope {r['scope']!r} {r['note']}: not compared")
+            continue
+        fmt = lambda v: "-" if v is None else f"{v:.3f}"  # noqa: E731
+        table.add_row(r["service"], f"{r['n_a']}/{r['n_b']}", fmt(r["first_a"]), fmt(r["first_b"]),
+                      fmt(r.get("median_rest_a")), fmt(r.get("median_rest_b")),
+                      "-" if r.get("ratio_b_over_a") is None else f"{r['ratio_b_over_a']:.2f}")
+    console.print(table)
+    for n in notes:
+        console.print(n, highlight=False)
+
+
 @app.command()
 def conformance(
     address: str = typer.Argument(..., help="host:port of a running generator or detector"),
