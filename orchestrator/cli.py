@@ -18,7 +18,7 @@ from .summary import print_summary
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="VoxArena: every voice generator against every "
                   "fake-voice detector, one to one.")
 console = Console()
-err = Console(stderr=True)
+err = Console(stderr=True, soft_wrap=True)  # error lines stay whole (greppable)
 
 
 @app.callback()
@@ -188,6 +188,30 @@ def status(
                       "INCOMPLETE: rerun `orchestrator run` with the same config and --out to resume"
                       + ("" if st["metrics_written"] else " (no metrics written yet)"))
     if not st["complete"]:
+        raise typer.Exit(1)
+
+
+@app.command()
+def compare(
+    baseline: Path = typer.Argument(..., help="baseline run (e.g. the pinned nightly baseline)"),
+    current: Path = typer.Argument(..., help="current run"),
+    thresholds: Optional[Path] = typer.Option(None, help="YAML: detection/generation metric -> allowed worsening"),
+    markdown_out: Optional[Path] = typer.Option(None, "--markdown", help="also write the Markdown summary here"),
+) -> None:
+    """Regression gate: exit 1 when a metric worsens past its threshold and the bootstrap CIs say it is real."""
+    from .compare import IncomparableRuns
+    from .regression import ThresholdError, compare_runs, load_thresholds, markdown
+
+    try:
+        result = compare_runs(baseline, current, load_thresholds(thresholds))
+    except (IncomparableRuns, ThresholdError, FileNotFoundError) as e:
+        err.print(f"[red]error:[/red] cannot compare: {e}", highlight=False)
+        raise typer.Exit(2) from None
+    text = markdown(result)
+    print(text, end="")
+    if markdown_out:
+        markdown_out.write_text(text)
+    if result["regressions"]:
         raise typer.Exit(1)
 
 

@@ -77,3 +77,60 @@ def test_timing_matches_scopes_and_keeps_the_first_request_apart(runs):
     (b / "generations.jsonl").write_text("".join(json.dumps(r) + "\n" for r in record_rows))
     changed = [r for r in compare_timing(a, b) if r["service"] == "dummy-generator"]
     assert len(changed) == 2 and not any(r["comparable"] for r in changed)
+
+
+def _edit_csv(path: Path, key: tuple[str, str], changes: dict) -> None:
+    import csv
+
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    for r in rows:
+        if (r["detector"], r["generator"]) == key:
+            r.update({k: str(v) for k, v in changes.items()})
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+
+
+def test_regression_gate(runs, tmp_path):
+    import shutil
+
+    from orchestrator.regression import compare_runs, load_thresholds, markdown
+
+    a, b, _ = runs
+    base, cur = tmp_path / "base", tmp_path / "cur"
+    shutil.copytree(a, base)
+    shutil.copytree(b, cur)
+    key = ("dummy-detector", "dummy-generator")
+    _edit_csv(base / "metrics" / "detection_metrics.csv", key, {"eer": 0.10, "eer_ci_low": 0.05, "eer_ci_high": 0.15})
+    _edit_csv(cur / "metrics" / "detection_metrics.csv", key, {"eer": 0.11, "eer_ci_low": 0.06, "eer_ci_high": 0.16})
+    assert compare_runs(base, cur, load_thresholds(None))["regressions"] == []            # within threshold
+    _edit_csv(cur / "metrics" / "detection_metrics.csv", key, {"eer": 0.20, "eer_ci_low": 0.12, "eer_ci_high": 0.28})
+    result = compare_runs(base, cur, load_thresholds(None))
+    row = next(r for r in result["rows"] if r["row"] == "dummy-detector vs dummy-generator" and r["metric"] == "eer")
+    assert row["verdict"] == "unconfirmed (CIs overlap)" and not result["regressions"]  # past threshold, CIs overlap
+    _edit_csv(cur / "metrics" / "detection_metrics.csv", key, {"eer": 0.30, "eer_ci_low": 0.22, "eer_ci_high": 0.38})
+    result = compare_runs(base, cur, load_thresholds(None))
+    assert [(r["row"], r["metric"]) for r in result["regressions"]] == [("dummy-detector vs dummy-generator", "eer")]
+    assert "REGRESSION" in markdown(result) and "FAIL" in markdown(result)
+    out = subprocess.run([sys.executable, "-m", "orchestrator", "compare", str(base), str(cur)], cwd=REPO,
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 1 and "| detection | dummy-detector vs dummy-generator | eer |" in out.stdout
+    loose = tmp_path / "t.yaml"
+    loose.write_text("detection: {eer: 0.5}\n")
+    out = subprocess.run([sys.executable, "-m", "orchestrator", "compare", str(base), str(cur), "--thresholds", str(loose)],
+                         cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and "PASS" in out.stdout
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("detectoin: {eer: 0.5}\n")
+    out = subprocess.run([sys.executable, "-m", "orchestrator", "compare", str(base), str(cur), "--thresholds", str(bad)],
+                         cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2 and "unknown section 'detectoin'" in out.stderr
+
+
+def test_regression_gate_refuses_another_protocol(runs):
+    a, _, c = runs
+    out = subprocess.run([sys.executable, "-m", "orchestrator", "compare", str(a), str(c)], cwd=REPO,
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2 and "run seed differs" in out.stderr
