@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Nightly regression job: bring the stack up, run the arena, compare with the pinned baseline,
+# keep the last N runs. Exit code: 0 pass, 1 regression (see regression.md in the run), 2 error.
+#
+#   compose/nightly/nightly.sh [CONFIG]              (default configs/compose-smoke.yaml)
+#
+# Environment:
+#   NIGHTLY_DIR  where runs go, under ./runs for the orchestrator container (default runs/nightly)
+#   KEEP         how many dated runs to keep (default 7); the baseline is never pruned
+#   THRESHOLDS   YAML of allowed worsening per metric (default: the built-in thresholds)
+#   STACK        compose (default: docker-compose up, the orchestrator container) or local
+#                (services as local processes, .venv/bin/orchestrator)
+# The first run, or any run after `rm -r $NIGHTLY_DIR/baseline`, is pinned as the baseline.
+# cron (02:30 every night, from the repository root):
+#   30 2 * * * cd /path/to/voxarena && compose/nightly/nightly.sh >> runs/nightly.log 2>&1
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+CONFIG=${1:-configs/compose-smoke.yaml}
+NIGHTLY_DIR=${NIGHTLY_DIR:-runs/nightly}
+KEEP=${KEEP:-7}
+STACK=${STACK:-compose}
+COMPOSE=$(command -v docker-compose >/dev/null && echo docker-compose || echo "docker compose")
+mkdir -p "$NIGHTLY_DIR"
+stamp=$(date -u +%Y%m%dT%H%M%SZ)
+run="$NIGHTLY_DIR/$stamp"
+baseline="$NIGHTLY_DIR/baseline"
+
+orchestrator() {
+  if [ "$STACK" = compose ]; then $COMPOSE run --rm -T orchestrator "$@"; else .venv/bin/orchestrator "$@"; fi
+}
+
+if [ "$STACK" = compose ]; then
+  $COMPOSE up -d >/dev/null
+fi
+echo "nightly $stamp: running $CONFIG into $run ($STACK)"
+orchestrator run "$CONFIG" --out "$run" --no-progress --stack "$STACK" || { echo "run failed"; exit 2; }
+orchestrator status "$run" >/dev/null || { echo "run incomplete: see orchestrator status $run"; exit 2; }
+
+rc=0
+if [ ! -d "$baseline" ]; then
+  cp -r "$run" "$baseline"
+  echo "no baseline yet: pinned $run as $baseline"
+else
+  args=(compare "$baseline" "$run" --markdown "$run/regression.md")
+  [ -n "${THRESHOLDS:-}" ] && args+=(--thresholds "$THRESHOLDS")
+  orchestrator "${args[@]}" || rc=$?
+fi
+
+# Keep the newest $KEEP dated runs.
+ls -1d "$NIGHTLY_DIR"/20*/ 2>/dev/null | sort | head -n -"$KEEP" | xargs -r rm -rf
+echo "nightly $stamp: exit $rc"
+exit $rc
