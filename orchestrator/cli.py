@@ -62,8 +62,10 @@ def run(
                   f"manifest: {record['manifest']['items']} items ({record['manifest']['sha256'][:12]})")
 
 
+datasets_app = typer.Typer(no_args_is_help=True, help="Public corpora: list them, fetch one (checksum verified).")
 metrics_app = typer.Typer(no_args_is_help=True, help="Metrics from files (ASVspoof score and key files).")
 composite_app = typer.Typer(no_args_is_help=True, help="Composite scores of the SoK paper from any metrics table.")
+app.add_typer(datasets_app, name="datasets")
 app.add_typer(metrics_app, name="metrics")
 app.add_typer(composite_app, name="composite")
 
@@ -294,6 +296,38 @@ def conformance(
         json_out.write_text(json.dumps([c.__dict__ for c in checks], indent=2) + "\n")
     if failed:
         raise typer.Exit(1)
+
+
+@datasets_app.command("list")
+def datasets_list() -> None:
+    """The corpora `datasets fetch` knows: name, size, licence, URL."""
+    from .datasets import CORPORA
+
+    for c in CORPORA.values():
+        size = f"{c.size / 1e6:.0f} MB" if c.size else "size n/a"
+        console.print(f"{c.name:30} {size:>10}  {c.licence}  {c.url}", highlight=False)
+
+
+@datasets_app.command("fetch")
+def datasets_fetch(
+    name: str = typer.Argument(..., help="corpus name (see `orchestrator datasets list`)"),
+    dest: Path = typer.Option(Path("data"), help="directory to unpack into (LibriSpeech lands in DEST/LibriSpeech)"),
+    url: Optional[str] = typer.Option(None, help="another URL for the same archive (a mirror); the checksum still applies"),
+) -> None:
+    """Download a public corpus, verify its sha256, unpack it (resumable; a verified archive is reused)."""
+    from rich.progress import BarColumn, DownloadColumn, Progress, TransferSpeedColumn
+
+    from .datasets import FetchError, fetch
+
+    with Progress("[progress.description]{task.description}", BarColumn(), DownloadColumn(), TransferSpeedColumn(),
+                  console=err) as progress:
+        task = progress.add_task(name, total=None)
+        try:
+            fetch(name, dest, url, lambda done, total: progress.update(task, completed=done, total=total))
+        except FetchError as e:
+            err.print(f"[red]error:[/red] {e}", highlight=False)
+            raise typer.Exit(1) from None
+    console.print(f"{name}: verified and unpacked in {dest}")
 
 
 def main() -> None:
