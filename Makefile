@@ -8,7 +8,7 @@ PROTOS := $(wildcard proto/voxarena/v1/*.proto)
 
 setup: system-deps $(VENV)/.installed
 
-DEBIAN_PACKAGES := espeak-ng flite festival festvox-us-slt-hts
+DEBIAN_PACKAGES := espeak-ng flite festival festvox-us-slt-hts chromium debootstrap
 
 system-deps:
 	@missing=$$(for p in $(DEBIAN_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \

@@ -271,6 +271,23 @@ def compare_timing_cmd(run_a: Path = typer.Argument(..., help="baseline run"),
 
 
 @app.command()
+def report(
+    run_dir: Path = typer.Argument(..., help="run directory"),
+    allow_incomplete: bool = typer.Option(False, help="report an unfinished run (marked as such) instead of refusing"),
+) -> None:
+    """Write RUN_DIR/report.html (one static file) and RUN_DIR/report.json."""
+    from .report import ReportError, write_report
+    from .status import NotARunDirectory
+
+    try:
+        json_path, html_path = write_report(run_dir, allow_incomplete)
+    except (ReportError, NotARunDirectory) as e:
+        err.print(f"[red]error:[/red] {e}", highlight=False)
+        raise typer.Exit(1) from None
+    console.print(f"wrote {html_path} and {json_path}")
+
+
+@app.command()
 def conformance(
     address: str = typer.Argument(..., help="host:port of a running generator or detector"),
     timeout: float = typer.Option(120.0, help="seconds per call"),

@@ -1,0 +1,281 @@
+"""``orchestrator report RUN_DIR``: ``report.json`` and a single static ``report.html``.
+
+The HTML needs no server, no internet and no script: the detector x generator EER heatmap is a
+coloured table, DET curves are inline SVG on normal-deviate axes, and the rest are tables: generator
+metrics with confidence intervals and composite ranks, detector composite ranks, per-label
+breakdowns, coverage and failures, and provenance (models, licences, weights hashes, versions,
+manifest hash, scorer fingerprint). A run that is incomplete (pending work, no metrics) is refused
+unless ``allow_incomplete``; the report then says so at the top.
+"""
+from __future__ import annotations
+
+import csv
+import html
+import json
+import math
+from pathlib import Path
+from statistics import NormalDist
+
+from .status import run_status
+
+DETECTORS_ORDER_KEY = "detector"
+
+
+class ReportError(ValueError):
+    pass
+
+
+def _csv(path: Path) -> list[dict]:
+    if not path.exists():
+        return []
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def _f(v) -> float:
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return math.nan
+
+
+def det_curve(bona: list[float], spoof: list[float], max_points: int = 200) -> list[tuple[float, float]]:
+    """(P_fa, P_miss) at every threshold between sorted scores (score >= threshold = accepted as bona fide)."""
+    scores = sorted([(s, 1) for s in bona] + [(s, 0) for s in spoof])
+    nb, ns = len(bona), len(spoof)
+    if not nb or not ns:
+        return []
+    points, miss, fa = [(1.0, 0.0)], 0, ns
+    for i, (_, is_bona) in enumerate(scores):
+        if is_bona:
+            miss += 1
+        else:
+            fa -= 1
+        if i + 1 == len(scores) or scores[i + 1][0] != scores[i][0]:
+            points.append((fa / ns, miss / nb))
+    if len(points) > max_points:
+        step = len(points) / max_points
+        points = [points[int(k * step)] for k in range(max_points)] + [points[-1]]
+    return points
+
+
+def build_report(run_dir: Path, allow_incomplete: bool = False) -> dict:
+    status = run_status(run_dir)          # raises NotARunDirectory
+    problems = []
+    if not status["metrics_written"]:
+        problems.append("no metrics written (the run did not finish)")
+    pending = [f"{r['stage']} {r['service']}: {r['pending']} pending" for r in status["coverage"] if r["pending"]]
+    problems += pending
+    if problems and not allow_incomplete:
+        raise ReportError(f"{run_dir}: incomplete run ({'; '.join(problems)}); finish it with `orchestrator run` "
+                          "(same config and --out) or pass --allow-incomplete to report it as such")
+    record = json.loads((run_dir / "run.json").read_text())
+    metrics = run_dir / "metrics"
+    fingerprint = json.loads((metrics / "fingerprint.json").read_text()) if (metrics / "fingerprint.json").exists() else {}
+    detections = [json.loads(line) for line in (run_dir / "detections.jsonl").read_text().splitlines()] \
+        if (run_dir / "detections.jsonl").exists() else []
+    curves = {}
+    for d in record["config"]["detectors"]:
+        ok = [r for r in detections if r["detector"] == d and r["status"] == "ok"]
+        curves[d] = det_curve([r["score"] for r in ok if r["kind"] == "bonafide"],
+                              [r["score"] for r in ok if r["kind"] == "spoof"])
+    services = {}
+    for name, svc in record.get("services", {}).items():
+        model = svc.get("info", {}).get("model", {})
+        services[name] = {"role": svc.get("role"), "address": svc.get("address"), "name": model.get("name"),
+                          "version": model.get("version"), "licence": model.get("licence"),
+                          "weights_sha256": model.get("weights_sha256", ""),
+                          "parameter_count": model.get("parameter_count"),
+                          "family": svc.get("info", {}).get("family"),
+                          "deterministic": model.get("deterministic", False)}
+    failures = []
+    for table in ("generations.jsonl", "detections.jsonl", "measurements.jsonl"):
+        path = run_dir / table
+        for line in path.read_text().splitlines() if path.exists() else []:
+            row = json.loads(line)
+            if row.get("status") != "ok":
+                failures.append({"table": table, "id": row["id"], "code": row.get("code", ""), "reason": row.get("reason", "")})
+    return {
+        "format": "voxarena.report/1", "run_dir": str(run_dir), "name": record.get("name"),
+        "complete": not problems, "problems": problems,
+        "provenance": {"manifest": record["manifest"], "seeds": record.get("seeds"), "versions": record.get("versions"),
+                       "git_commit": record.get("git_commit"), "stack": record.get("stack", "local"),
+                       "started_at": record.get("started_at"), "ended_at": record.get("ended_at"),
+                       "scorer_fingerprint": fingerprint.get("fingerprint", {}),
+                       "scorer_fingerprint_sha256_16": fingerprint.get("sha256_16"), "services": services},
+        "generators": list(record["config"]["generators"]), "detectors": list(record["config"]["detectors"]),
+        "detection": _csv(metrics / "detection_metrics.csv"),
+        "detection_by_label": _csv(metrics / "detection_by_label.csv"),
+        "generation": _csv(metrics / "generator_metrics.csv"),
+        "composite": _csv(metrics / "composite_scores.csv"),
+        "det_curves": {d: [[round(a, 6), round(b, 6)] for a, b in pts] for d, pts in curves.items()},
+        "coverage": status["coverage"], "failures": failures,
+    }
+
+
+# ------------------------------------------------------------------------------------------- HTML
+CSS = """
+body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;margin:2em auto;max-width:1200px;color:#222;padding:0 1em}
+h1{font-size:1.6em}h2{margin-top:2em;border-bottom:1px solid #ddd;padding-bottom:.2em}
+table{border-collapse:collapse;margin:.5em 0 1em}td,th{border:1px solid #ddd;padding:3px 7px;text-align:right}
+th{background:#f4f4f4}td.l,th.l{text-align:left}.warn{background:#fff3cd;border:1px solid #e0c36a;padding:.6em 1em}
+.heat td.c{min-width:7em;font-weight:600}.small{color:#666;font-size:12px}code{font-size:12px}
+.seen{outline:2px dashed #333;outline-offset:-4px}svg text{font-size:11px;fill:#333}
+"""
+PALETTE = ["#1a9850", "#66bd63", "#a6d96a", "#d9ef8b", "#fee08b", "#fdae61", "#f46d43", "#d73027"]
+
+
+def _e(x) -> str:
+    return html.escape(str(x))
+
+
+def _n(v, digits: int = 3) -> str:
+    x = _f(v)
+    return "—" if math.isnan(x) else f"{x:.{digits}g}" if abs(x) < 1000 else f"{x:.0f}"
+
+
+def _heat_colour(eer: float) -> str:
+    """Green when the detector wins (EER 0), red at chance (EER >= 0.5)."""
+    if math.isnan(eer):
+        return "#eee"
+    return PALETTE[min(len(PALETTE) - 1, int(min(eer, 0.5) / 0.5 * (len(PALETTE) - 1) + 0.5))]
+
+
+def _heatmap(rep: dict) -> str:
+    by = {(r["detector"], r["generator"]): r for r in rep["detection"]}
+    dets = rep["detectors"]
+    out = ['<table class="heat" id="eer-heatmap"><tr><th class="l">generator \\ detector</th>']
+    out += [f"<th>{_e(d)}</th>" for d in dets] + ["</tr>"]
+    for g in rep["generators"] + ["pooled"]:
+        out.append(f'<tr><th class="l">{_e(g)}</th>')
+        for d in dets:
+            r = by.get((d, g))
+            if r is None:
+                out.append('<td class="c">—</td>')
+                continue
+            eer = _f(r["eer"])
+            seen = r.get("attack_seen_in_training") == "yes"
+            ci = f"[{_n(r.get('eer_ci_low'), 2)}, {_n(r.get('eer_ci_high'), 2)}]"
+            out.append(f'<td class="c{" seen" if seen else ""}" style="background:{_heat_colour(eer)}" '
+                       f'title="{_e(d)} vs {_e(g)}: EER {eer:.4f} {ci}, n={r["n_bonafide"]}+{r["n_spoof"]}">'
+                       f'{"—" if math.isnan(eer) else f"{100 * eer:.1f}%"}</td>')
+        out.append("</tr>")
+    out.append("</table><p class='small'>EER (lower = the detector wins; green 0%, red at or above 50%). "
+               "Dashed cells: attacks the detector was trained on. Hover for the 95% CI.</p>")
+    return "".join(out)
+
+
+def _det_svg(rep: dict) -> str:
+    nd = NormalDist()
+    lo, hi = nd.inv_cdf(0.001), nd.inv_cdf(0.6)
+    w, h, pad = 460, 380, 45
+    colours = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#17becf", "#7f7f7f"]
+
+    def xy(p_fa: float, p_miss: float) -> tuple[float, float]:
+        clip = lambda p: min(max(p, 0.001), 0.6)  # noqa: E731
+        x = pad + (nd.inv_cdf(clip(p_fa)) - lo) / (hi - lo) * (w - 2 * pad)
+        y = h - pad - (nd.inv_cdf(clip(p_miss)) - lo) / (hi - lo) * (h - 2 * pad)
+        return x, y
+
+    parts = [f'<svg id="det-curves" width="{w}" height="{h}" xmlns="http://www.w3.org/2000/svg" role="img">',
+             f'<rect x="{pad}" y="{pad}" width="{w - 2 * pad}" height="{h - 2 * pad}" fill="none" stroke="#999"/>']
+    for tick in (0.001, 0.01, 0.05, 0.2, 0.4):
+        x, _ = xy(tick, 0.001)
+        _, y = xy(0.001, tick)
+        parts.append(f'<line x1="{x:.1f}" y1="{pad}" x2="{x:.1f}" y2="{h - pad}" stroke="#eee"/>'
+                     f'<text x="{x:.1f}" y="{h - pad + 14}" text-anchor="middle">{tick * 100:g}</text>'
+                     f'<line x1="{pad}" y1="{y:.1f}" x2="{w - pad}" y2="{y:.1f}" stroke="#eee"/>'
+                     f'<text x="{pad - 4}" y="{y + 4:.1f}" text-anchor="end">{tick * 100:g}</text>')
+    parts.append(f'<text x="{w / 2}" y="{h - 8}" text-anchor="middle">false acceptance (spoof accepted), %</text>'
+                 f'<text x="12" y="{h / 2}" transform="rotate(-90 12 {h / 2})" text-anchor="middle">miss (bona fide rejected), %</text>')
+    x0, y0 = xy(0.001, 0.001)
+    x1, y1 = xy(0.6, 0.6)
+    parts.append(f'<line x1="{x0:.1f}" y1="{y0:.1f}" x2="{x1:.1f}" y2="{y1:.1f}" stroke="#bbb" stroke-dasharray="4 3"/>')
+    for k, (d, pts) in enumerate(rep["det_curves"].items()):
+        if not pts:
+            continue
+        c = colours[k % len(colours)]
+        path = " ".join(f"{x:.1f},{y:.1f}" for x, y in (xy(a, b) for a, b in pts))
+        parts.append(f'<polyline points="{path}" fill="none" stroke="{c}" stroke-width="2"/>'
+                     f'<text x="{w - pad - 4}" y="{pad + 14 + 14 * k}" text-anchor="end" fill="{c}">{_e(d)}</text>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def _table(rows: list[dict], columns: list[str], left: int = 1, table_id: str = "") -> str:
+    if not rows:
+        return "<p class='small'>none</p>"
+    out = [f'<table{f" id={chr(34)}{table_id}{chr(34)}" if table_id else ""}><tr>']
+    out += [f'<th class="{"l" if i < left else ""}">{_e(c)}</th>' for i, c in enumerate(columns)] + ["</tr>"]
+    for r in rows:
+        out.append("<tr>" + "".join(f'<td class="{"l" if i < left else ""}">{_e(r.get(c, ""))}</td>'
+                                     for i, c in enumerate(columns)) + "</tr>")
+    return "".join(out) + "</table>"
+
+
+def _with_ci(rows: list[dict], names: list[str], ident: list[str]) -> tuple[list[dict], list[str]]:
+    out = []
+    for r in rows:
+        row = {k: r.get(k, "") for k in ident}
+        for m in names:
+            if m in r:
+                lo, hi = r.get(f"{m}_ci_low"), r.get(f"{m}_ci_high")
+                row[m] = _n(r[m]) + (f" [{_n(lo)}, {_n(hi)}]" if lo not in (None, "") and not math.isnan(_f(lo)) else "")
+        out.append(row)
+    return out, ident + [m for m in names if rows and m in rows[0]]
+
+
+def render_html(rep: dict) -> str:
+    prov = rep["provenance"]
+    gen_metrics = [c for c in (rep["generation"][0] if rep["generation"] else {})
+                   if not c.endswith(("_ci_low", "_ci_high")) and not c.startswith("n_")
+                   and c not in ("generator", "family", "tasks", "scorer_fingerprint")]
+    gen_rows, gen_cols = _with_ci(rep["generation"], gen_metrics, ["generator", "family", "tasks", "n_ok", "n_failed"])
+    det_rows, det_cols = _with_ci([r for r in rep["detection"] if r["generator"] == "pooled"],
+                                  ["eer", "min_dcf", "act_dcf", "cllr", "min_cllr"],
+                                  ["detector", "n_bonafide", "n_spoof", "scores_are_llr"])
+    label_rows, label_cols = _with_ci(rep["detection_by_label"], ["eer", "min_dcf", "cllr"],
+                                      ["label", "value", "detector", "generator", "n_bonafide", "n_spoof"])
+    services = [{"service": n, **{k: ("" if v is None else v) for k, v in s.items()}} for n, s in prov["services"].items()]
+    fp = [{"key": k, "value": v} for k, v in sorted(prov["scorer_fingerprint"].items())]
+    failures = rep["failures"][:200]
+    parts = [
+        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
+        f"<title>VoxArena report: {_e(rep['name'])}</title><style>{CSS}</style></head><body>",
+        f"<h1>VoxArena report: {_e(rep['name'])}</h1>",
+        f"<p class='small'>run <code>{_e(rep['run_dir'])}</code>, manifest <code>{_e(prov['manifest']['sha256'])}</code> "
+        f"({prov['manifest']['items']} items), stack {_e(prov['stack'])}, commit <code>{_e(prov.get('git_commit'))}</code>, "
+        f"{_e(prov.get('started_at'))} to {_e(prov.get('ended_at'))}</p>",
+    ]
+    if not rep["complete"]:
+        problems = _e("; ".join(rep["problems"]))
+        parts.append(f'<p class="warn" id="incomplete"><b>Incomplete run</b>: {problems}. '
+                     "These are not final results.</p>")
+    parts += [
+        "<h2>Detector x generator EER</h2>", _heatmap(rep),
+        "<h2>Detectors (pooled over generators)</h2>", _table(det_rows, det_cols, table_id="detectors"),
+        "<p class='small'>actDCF and Cllr are meaningful only when the scores are calibrated LLRs "
+        "(scores_are_llr).</p>",
+        "<h2>DET curves (pooled)</h2>", _det_svg(rep),
+        "<h2>Generators</h2>", _table(gen_rows, gen_cols, left=3, table_id="generators"),
+        "<h2>Composite ranks</h2>", _table(rep["composite"], ["kind", "system", "score", "rank", "note"], left=2),
+        "<h2>Per-label breakdown</h2>", _table(label_rows, label_cols, left=4, table_id="labels"),
+        "<h2>Coverage</h2>", _table(rep["coverage"], ["stage", "service", "expected", "done", "failed", "pending"], left=2),
+        f"<h2>Failures ({len(rep['failures'])})</h2>", _table(failures, ["table", "id", "code", "reason"], left=4),
+        "<h2>Provenance</h2>",
+        _table(services, ["service", "role", "name", "version", "family", "licence", "weights_sha256", "parameter_count",
+                          "deterministic", "address"], left=7),
+        f"<p class='small'>versions: {_e(json.dumps(prov.get('versions'), sort_keys=True))}; seeds: "
+        f"{_e(json.dumps(prov.get('seeds'), sort_keys=True))}</p>",
+        "<h3>Scorer fingerprint</h3>", _table(fp, ["key", "value"], left=2),
+        "</body></html>",
+    ]
+    return "\n".join(parts)
+
+
+def write_report(run_dir: Path, allow_incomplete: bool = False) -> tuple[Path, Path]:
+    rep = build_report(run_dir, allow_incomplete)
+    json_path, html_path = run_dir / "report.json", run_dir / "report.html"
+    json_path.write_text(json.dumps(rep, indent=1, sort_keys=True) + "\n")
+    html_path.write_text(render_html(rep))
+    return json_path, html_path
