@@ -98,8 +98,12 @@ def _metric_columns(scorer_info, metric_names: list[str]) -> dict[str, list[str]
     return {name: specs.get(name, [name]) for name in metric_names}
 
 
-def generator_rows(store: RunStore, scorer, cfg, infos: dict, columns: dict[str, list[str]]) -> list[dict]:
+def generator_rows(store: RunStore, scorer, cfg, infos: dict, columns: dict[str, list[str]],
+                   items: dict | None = None, label: tuple[str, str] | None = None) -> list[dict]:
+    """One row per generator; with ``label`` (name, value), over the clips of items carrying that label only."""
     gens = store.generations.sorted_rows()
+    if label is not None:
+        gens = [r for r in gens if items[r["item"]].labels.get(label[0]) == label[1]]
     meas = {r["id"]: r for r in store.measurements.sorted_rows() if r["status"] == "ok"}
     groups = []
     for g in cfg.generators:
@@ -119,6 +123,8 @@ def generator_rows(store: RunStore, scorer, cfg, infos: dict, columns: dict[str,
                "params_m": model.parameter_count / 1e6 if model.HasField("parameter_count") else math.nan,
                "family": generator_pb2.GeneratorFamily.Name(infos[g].family),
                "tasks": "+".join(sorted({r["task"] for r in mine}))}
+        if label is not None:
+            row["label"], row["value"] = label
         gm = by_name[g]
         for metric, cols in columns.items():
             for col in cols:
@@ -196,6 +202,13 @@ def write_metrics(store: RunStore, cfg, manifest: ManifestSet, infos: dict, scor
                    + [f"{c}_ci_{b}" for c in value_cols for b in ("low", "high")]
                    + [f"n_{m}" for m in columns] + ["scorer_fingerprint"])
     _write_csv(store.metrics_dir / "generator_metrics.csv", gen_columns, gen)
+    # Every manifest label (sex, subset, corpus, emotion, attack id, ...) is a breakdown axis.
+    gen_by_label = []
+    for label in labels:
+        for r in generator_rows(store, scorer, cfg, infos, columns, items, label):
+            r["scorer_fingerprint"] = fp_hash
+            gen_by_label.append(r)
+    _write_csv(store.metrics_dir / "generator_metrics_by_label.csv", ["label", "value"] + gen_columns, gen_by_label)
     _write_csv(store.metrics_dir / "composite_scores.csv", ["kind", "system", "score", "rank", "note"],
                composite_rows(gen, det, infos))
     return det, gen

@@ -107,6 +107,7 @@ def build_report(run_dir: Path, allow_incomplete: bool = False) -> dict:
         "detection": _csv(metrics / "detection_metrics.csv"),
         "detection_by_label": _csv(metrics / "detection_by_label.csv"),
         "generation": _csv(metrics / "generator_metrics.csv"),
+        "generation_by_label": _csv(metrics / "generator_metrics_by_label.csv"),
         "composite": _csv(metrics / "composite_scores.csv"),
         "det_curves": {d: [[round(a, 6), round(b, 6)] for a, b in pts] for d, pts in curves.items()},
         "coverage": status["coverage"], "failures": failures,
@@ -236,6 +237,8 @@ def render_html(rep: dict) -> str:
                                   ["detector", "n_bonafide", "n_spoof", "scores_are_llr"])
     label_rows, label_cols = _with_ci(rep["detection_by_label"], ["eer", "min_dcf", "cllr"],
                                       ["label", "value", "detector", "generator", "n_bonafide", "n_spoof"])
+    gen_label_rows, gen_label_cols = _with_ci(rep["generation_by_label"], gen_metrics,
+                                              ["label", "value", "generator", "n_ok"])
     services = [{"service": n, **{k: ("" if v is None else v) for k, v in s.items()}} for n, s in prov["services"].items()]
     fp = [{"key": k, "value": v} for k, v in sorted(prov["scorer_fingerprint"].items())]
     failures = rep["failures"][:200]
@@ -259,7 +262,10 @@ def render_html(rep: dict) -> str:
         "<h2>DET curves (pooled)</h2>", _det_svg(rep),
         "<h2>Generators</h2>", _table(gen_rows, gen_cols, left=3, table_id="generators"),
         "<h2>Composite ranks</h2>", _table(rep["composite"], ["kind", "system", "score", "rank", "note"], left=2),
-        "<h2>Per-label breakdown</h2>", _table(label_rows, label_cols, left=4, table_id="labels"),
+        "<h2>Per-label breakdown</h2><p class='small'>Every manifest label (sex, subset, corpus, emotion, attack "
+        "id, ...) is an axis.</p>",
+        "<h3>Detection</h3>", _table(label_rows, label_cols, left=4, table_id="labels"),
+        "<h3>Generation</h3>", _table(gen_label_rows, gen_label_cols, left=3, table_id="generator-labels"),
         "<h2>Coverage</h2>", _table(rep["coverage"], ["stage", "service", "expected", "done", "failed", "pending"], left=2),
         f"<h2>Failures ({len(rep['failures'])})</h2>", _table(failures, ["table", "id", "code", "reason"], left=4),
         "<h2>Provenance</h2>",

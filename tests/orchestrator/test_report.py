@@ -43,6 +43,9 @@ def test_report_json_has_every_part(run):
     assert {r["generator"] for r in rep["detection"]} == {"dummy-generator", "pooled"}
     assert rep["generation"][0]["generator"] == "dummy-generator" and "psnr_ci_low" in rep["generation"][0]
     assert {r["label"] for r in rep["detection_by_label"]} >= {"sex", "subset"}
+    by_sex = {r["value"]: r for r in rep["generation_by_label"] if r["label"] == "sex"}
+    assert set(by_sex) == {"F", "M"} and sum(int(r["n_ok"]) for r in by_sex.values()) == 10
+    assert all(r["psnr"] not in ("", "nan") for r in by_sex.values())
     assert rep["det_curves"]["dummy-detector"][0] == [1.0, 0.0]
     assert rep["provenance"]["services"]["dummy-detector"]["licence"] == "Apache-2.0"
     assert len(rep["provenance"]["manifest"]["sha256"]) == 64 and rep["provenance"]["scorer_fingerprint"]
