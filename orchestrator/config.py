@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 
 class ConfigError(ValueError):
@@ -23,15 +23,26 @@ class _Strict(BaseModel):
 
 
 class DatasetConfig(_Strict):
-    kind: Literal["librispeech"] = "librispeech"
-    root: str = Field(description="LibriSpeech-layout directory (holds the subset folders)")
-    subsets: list[str] = Field(min_length=1)
+    # librispeech (and LibriTTS-style trees): <root>/<subset>/<speaker>/<chapter>/<id>.flac + trans.txt
+    # vctk: <root>/wav48_silence_trimmed/<spk>/<spk>_<n>_<mic>.flac (0.92) or wav48/<spk>/<spk>_<n>.wav,
+    #       text in <root>/txt/<spk>/<spk>_<n>.txt, labels from speaker-info.txt
+    # table: root is a CSV or JSONL file with columns id, audio, speaker, [text], any other column a label
+    kind: Literal["librispeech", "vctk", "table"] = "librispeech"
+    root: str = Field(description="the corpus directory (librispeech, vctk) or the manifest file (table)")
+    subsets: list[str] = []
+    mic: str = Field("mic1", description="vctk 0.92: which microphone's files")
     # Text for TTS where an utterance has no transcript: lines "<id> <TEXT>" of this file, in order.
     prompts: str | None = None
     prompt_offset: int = Field(0, ge=0, description="first prompt line used")
     max_items: int | None = Field(None, ge=1)
     max_per_speaker: int | None = Field(None, ge=1)
     speakers_file: str | None = Field(None, description="SPEAKERS.TXT for sex labels; default <root>/SPEAKERS.TXT")
+
+    @model_validator(mode="after")
+    def _subsets_for_librispeech(self):
+        if self.kind == "librispeech" and not self.subsets:
+            raise ValueError("dataset.subsets: a librispeech dataset needs at least one subset (e.g. [test-clean])")
+        return self
 
 
 class ProtocolConfig(_Strict):

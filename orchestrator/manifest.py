@@ -166,3 +166,130 @@ def build_librispeech_manifest(ds: DatasetConfig, run_seed: int) -> ManifestSet:
             labels={"corpus": "librispeech", "subset": subset, "speaker": speaker, "sex": sex.get(speaker, "")},
         ))
     return ManifestSet(items)
+
+
+# ---------------------------------------------------------------------------------- other layouts
+def _items_from_records(records: list[dict], ds: DatasetConfig, run_seed: int, corpus: str) -> ManifestSet:
+    """Records {id, audio (Path), speaker, subset, text, labels} -> a manifest, with the same per-speaker
+    and item limits, prompts for missing text, hashes and validation as the LibriSpeech importer."""
+    seen: set[str] = set()
+    for r in records:
+        if r["id"] in seen:
+            raise DatasetError(f"{r['id']}: duplicate item id in {ds.root}")
+        seen.add(r["id"])
+        if not Path(r["audio"]).is_file():
+            raise DatasetError(f"{r['id']}: audio file {r['audio']} does not exist")
+    per_speaker: dict[str, int] = {}
+    kept = []
+    for r in records:
+        if ds.max_per_speaker and per_speaker.get(r["speaker"], 0) >= ds.max_per_speaker:
+            continue
+        per_speaker[r["speaker"]] = per_speaker.get(r["speaker"], 0) + 1
+        kept.append(r)
+    if ds.max_items:
+        kept = kept[: ds.max_items]
+    if not kept:
+        raise DatasetError(f"no items in {ds.root}")
+    prompts = [p for p in _read_prompts(ds.prompts) if p[0] not in seen] if ds.prompts else []
+    next_prompt = ds.prompt_offset
+    items = []
+    for index, r in enumerate(kept):
+        text, source = r.get("text") or "", "transcript" if r.get("text") else "none"
+        if not text and prompts:
+            if next_prompt >= len(prompts):
+                raise DatasetError(f"{r['id']}: ran out of prompts ({len(prompts)} in {ds.prompts})")
+            text, source = prompts[next_prompt][1], "prompt"
+            next_prompt += 1
+        try:
+            info = sf.info(str(r["audio"]))
+        except RuntimeError as e:
+            raise DatasetError(f"{r['id']}: cannot read {r['audio']}: {e}") from None
+        if info.channels != 1:
+            raise DatasetError(f"{r['id']}: {r['audio']} has {info.channels} channels; bona fide audio must be mono")
+        labels = {"corpus": corpus, "subset": r.get("subset", ""), "speaker": r["speaker"], **r.get("labels", {})}
+        items.append(ManifestItem(
+            id=r["id"], index=index, seed=run_seed + index, speaker=r["speaker"], corpus=corpus,
+            subset=r.get("subset", ""), audio_path=str(Path(r["audio"]).resolve()), audio_sha256=sha256_file(r["audio"]),
+            duration=info.frames / info.samplerate, sample_rate=info.samplerate, text=text, text_source=source,
+            text_sha256=_text_hash(text), labels={k: str(v) for k, v in labels.items() if v not in (None, "")},
+        ))
+    return ManifestSet(items)
+
+
+def _vctk_speaker_info(root: Path) -> dict[str, dict[str, str]]:
+    """speaker-info.txt (ID AGE GENDER ACCENTS [REGION]) -> {"p225": {"sex": "F", "accent": "English", ...}}."""
+    for name in ("speaker-info.txt", "speaker_info.txt"):
+        path = root / name
+        if path.exists():
+            out = {}
+            for line in path.read_text(errors="replace").splitlines()[1:]:
+                parts = line.split()
+                if len(parts) >= 4:
+                    spk = parts[0] if parts[0].startswith(("p", "s")) else f"p{parts[0]}"
+                    out[spk] = {"sex": parts[2], "age": parts[1], "accent": parts[3]}
+            return out
+    return {}
+
+
+def build_vctk_manifest(ds: DatasetConfig, run_seed: int) -> ManifestSet:
+    root = Path(ds.root)
+    if not root.is_dir():
+        raise DatasetError(f"dataset root {root} is not a directory")
+    info = _vctk_speaker_info(root)
+    records = []
+    if (root / "wav48_silence_trimmed").is_dir():        # VCTK 0.92: <spk>_<n>_<mic>.flac
+        files = sorted((root / "wav48_silence_trimmed").glob(f"*/*_{ds.mic}.flac"))
+        uid = lambda p: p.stem[: -len(ds.mic) - 1]  # noqa: E731
+    elif (root / "wav48").is_dir():                      # VCTK 0.80: <spk>_<n>.wav
+        files = sorted((root / "wav48").glob("*/*.wav"))
+        uid = lambda p: p.stem  # noqa: E731
+    else:
+        raise DatasetError(f"{root}: no wav48_silence_trimmed/ or wav48/ directory (not a VCTK layout)")
+    for audio in files:
+        spk = audio.parent.name
+        if ds.subsets and spk not in ds.subsets:       # subsets = speakers to keep, when given
+            continue
+        text_path = root / "txt" / spk / f"{uid(audio)}.txt"
+        text = text_path.read_text(errors="replace").strip() if text_path.exists() else ""
+        records.append({"id": uid(audio), "audio": audio, "speaker": spk, "subset": "vctk", "text": text,
+                        "labels": info.get(spk, {})})
+    if not records:
+        raise DatasetError(f"{root}: no VCTK audio found (microphone {ds.mic!r})")
+    return _items_from_records(records, ds, run_seed, "vctk")
+
+
+def build_table_manifest(ds: DatasetConfig, run_seed: int) -> ManifestSet:
+    """A CSV (with a header) or JSONL file: id, audio (relative to the file), speaker, [text]; other columns are labels."""
+    import csv
+
+    path = Path(ds.root)
+    if not path.is_file():
+        raise DatasetError(f"manifest table {path} does not exist")
+    if path.suffix.lower() in (".jsonl", ".ndjson"):
+        rows = []
+        for n, line in enumerate(path.read_text().splitlines(), 1):
+            if line.strip():
+                try:
+                    rows.append(json.loads(line))
+                except json.JSONDecodeError as e:
+                    raise DatasetError(f"{path}:{n}: not JSON ({e.msg})") from None
+    else:
+        with open(path, newline="") as f:
+            rows = list(csv.DictReader(f))
+    records = []
+    for n, row in enumerate(rows, 1):
+        missing = [k for k in ("id", "audio", "speaker") if not str(row.get(k, "") or "").strip()]
+        if missing:
+            raise DatasetError(f"{path}: row {n} ({row.get('id', '?')}): missing {', '.join(missing)}")
+        audio = Path(str(row["audio"]))
+        audio = audio if audio.is_absolute() else path.parent / audio
+        labels = {k: str(v) for k, v in row.items() if k not in ("id", "audio", "speaker", "text", "subset")}
+        records.append({"id": str(row["id"]), "audio": audio, "speaker": str(row["speaker"]),
+                        "subset": str(row.get("subset") or ""), "text": str(row.get("text") or ""), "labels": labels})
+    return _items_from_records(records, ds, run_seed, path.stem)   # a "corpus" column overrides the file name
+
+
+def build_manifest(ds: DatasetConfig, run_seed: int) -> ManifestSet:
+    """The importer for ``ds.kind``."""
+    builders = {"librispeech": build_librispeech_manifest, "vctk": build_vctk_manifest, "table": build_table_manifest}
+    return builders[ds.kind](ds, run_seed)

@@ -29,7 +29,7 @@ from voxarena.v1 import detector_pb2, generator_pb2, scorer_pb2
 from .clients import CallFailed, DetectorClient, GeneratorClient, ScorerClient, ServiceStartError, wait_for_serving
 from .config import RunConfig
 from .local_services import LocalService
-from .manifest import ManifestItem, ManifestSet, build_librispeech_manifest
+from .manifest import ManifestItem, ManifestSet, build_manifest
 from .metrics import write_metrics
 from .run_store import RunStore
 from .validation import ResponseInvalid, validate_generation, validate_score
@@ -110,7 +110,7 @@ class Arena:
 
     # ---------------------------------------------------------------- manifest and run.json
     def freeze_manifest(self) -> ManifestSet:
-        fresh = build_librispeech_manifest(self.cfg.dataset, self.cfg.protocol.seed)
+        fresh = build_manifest(self.cfg.dataset, self.cfg.protocol.seed)
         path = self.store.manifest_path
         if path.exists():
             frozen = ManifestSet.from_file(path)
