@@ -18,8 +18,6 @@ from statistics import NormalDist
 
 from .status import run_status
 
-DETECTORS_ORDER_KEY = "detector"
-
 
 class ReportError(ValueError):
     pass

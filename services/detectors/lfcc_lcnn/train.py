@@ -6,8 +6,8 @@ from pathlib import Path
 import numpy as np
 
 from services.detectors.lfcc_gmm.lfcc import LfccConfig, lfcc
-from services.detectors.training.data import TrainingClip, load_waveform
-from services.detectors.training.torch_loop import TrainingPlan, fit_network, set_deterministic
+from services.detectors.training.data import TrainingClip
+from services.detectors.training.torch_loop import TrainingPlan, fit_network
 
 # 4 s windows of 10 ms frames; the ASVspoof 2021 baseline trains on whole utterances with Adam 3e-4.
 PLAN = TrainingPlan(window=400, max_epochs=10, patience=3, batch_size=16, learning_rate=3e-4)
@@ -21,9 +21,10 @@ def fit(train: list[TrainingClip], dev: list[TrainingClip], out_dir: Path, seed:
         **_) -> dict:
     from .network import Lcnn
 
-    # Feature normalisation from the training clips (all frames, both classes).
-    frames = np.concatenate([featurize(load_waveform(r)) for r in train], axis=1)
-    set_deterministic(seed)
-    net = Lcnn(frames.shape[0], frames.mean(axis=1), frames.std(axis=1) + 1e-5)
-    result = fit_network(net, featurize, PLAN, train, dev, out_dir, seed, "lfcc-lcnn", max_epochs)
+    def build(features: list[np.ndarray]):
+        # Feature normalisation from the training clips (all frames, both classes), held in the network.
+        frames = np.concatenate(features, axis=1)
+        return Lcnn(frames.shape[0], frames.mean(axis=1), frames.std(axis=1) + 1e-5)
+
+    result = fit_network(build, featurize, PLAN, train, dev, out_dir, seed, "lfcc-lcnn", max_epochs)
     return {**result, "lfcc": LfccConfig().as_dict()}

@@ -110,6 +110,14 @@ def equal_error_rate(bonafide: np.ndarray, spoof: np.ndarray) -> float:
     return float((fpr[i] + fnr[i]) / 2)
 
 
+def balanced_log_loss(margins: np.ndarray, targets: np.ndarray) -> float:
+    """Cross-entropy (nats) per class, averaged over the two classes; margin = log-odds of bona fide."""
+    margins, targets = np.asarray(margins, float), np.asarray(targets)
+    bona = np.mean(np.logaddexp(0, -margins[targets == 1]))
+    spoof = np.mean(np.logaddexp(0, margins[targets == 0]))
+    return float((bona + spoof) / 2)
+
+
 def cllr(bonafide_llr: np.ndarray, spoof_llr: np.ndarray) -> float:
     """Cost of log-likelihood ratio (Brümmer), in bits."""
     b, s = np.asarray(bonafide_llr, float), np.asarray(spoof_llr, float)

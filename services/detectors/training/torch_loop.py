@@ -19,7 +19,7 @@ import numpy as np
 
 from services.detectors.onnx_scoring import cut_windows
 
-from .data import equal_error_rate
+from .data import balanced_log_loss, equal_error_rate
 
 THREADS = 2
 
@@ -67,13 +67,6 @@ def _dev_scores(net, inputs: list[np.ndarray], window: int, max_windows: int) ->
     return np.array(out)
 
 
-def _balanced_log_loss(margins: np.ndarray, targets: np.ndarray) -> float:
-    """Mean cross-entropy per class, averaged over the two classes (margin = logit bona - logit spoof)."""
-    bona = np.mean(np.logaddexp(0, -margins[targets == 1]))
-    spoof = np.mean(np.logaddexp(0, margins[targets == 0]))
-    return float((bona + spoof) / 2)
-
-
 def train_network(net, train_inputs: list[np.ndarray], train_targets: np.ndarray, dev_inputs: list[np.ndarray],
                   dev_targets: np.ndarray, plan: TrainingPlan, seed: int, name: str) -> dict:
     """Train ``net`` in place (leaves the best epoch's weights loaded); returns the training record."""
@@ -106,7 +99,7 @@ def train_network(net, train_inputs: list[np.ndarray], train_targets: np.ndarray
             losses.append(loss.item())
         margins = _dev_scores(net, dev_inputs, plan.window, plan.dev_max_windows)
         eer = equal_error_rate(margins[dev_targets == 1], margins[dev_targets == 0])
-        dev_loss = _balanced_log_loss(margins, dev_targets)
+        dev_loss = balanced_log_loss(margins, dev_targets)
         history.append({"epoch": epoch, "train_loss": round(float(np.mean(losses)), 5), "dev_eer": round(eer, 5),
                         "dev_loss": round(dev_loss, 5), "seconds": round(time.perf_counter() - t0, 1)})
         print(f"{name}: epoch {epoch} train loss {history[-1]['train_loss']:.4f} dev EER {eer:.4f} "
@@ -155,20 +148,23 @@ def torch_version() -> str:
 ONNX_FILE = "model.onnx"
 
 
-def fit_network(net, featurize, plan: TrainingPlan, train: list, dev: list, out_dir: Path, seed: int, name: str,
+def fit_network(build_net, featurize, plan: TrainingPlan, train: list, dev: list, out_dir: Path, seed: int, name: str,
                 max_epochs: int | None = None) -> dict:
-    """Featurize the clips, train ``net``, export it to ``out_dir/model.onnx``; the trainer's ``fit`` result."""
+    """Featurize the clips once, build the network from the training features (``build_net(train_x)``,
+    with the torch seed set just before, so initialisation is reproducible), train it and export it to
+    ``out_dir/model.onnx``; returns the trainer's ``fit`` result."""
     import torch
 
     from .data import load_waveform
 
-    set_deterministic(seed)  # before any layer initialisation that has not happened yet
     if max_epochs is not None:
         plan = TrainingPlan(**{**plan.as_dict(), "max_epochs": max_epochs})
     t0 = time.perf_counter()
     train_x = [featurize(load_waveform(r)) for r in train]
     dev_x = [featurize(load_waveform(r)) for r in dev]
     print(f"{name}: featurized {len(train_x)} + {len(dev_x)} clips in {time.perf_counter() - t0:.0f} s", flush=True)
+    set_deterministic(seed)
+    net = build_net(train_x)
     record = train_network(net, train_x, np.array([r.target for r in train]), dev_x, np.array([r.target for r in dev]),
                            plan, seed, name)
     example = cut_windows(dev_x[0], plan.window)[0]
@@ -176,3 +172,13 @@ def fit_network(net, featurize, plan: TrainingPlan, train: list, dev: list, out_
     n_params = int(sum(p.numel() for p in net.parameters() if p.requires_grad))
     return {"files": [ONNX_FILE], "window": plan.window, "parameter_count": n_params, "onnx_max_logit_gap": gap,
             "torch_version": torch.__version__, "hyperparameters": plan.as_dict(), **record}
+
+
+def raw_waveform_fit(name: str, make_net, plan: TrainingPlan):
+    """The ``fit`` of a detector whose network reads the 16 kHz waveform itself (rawnet2, aasist)."""
+
+    def fit(train: list, dev: list, out_dir: Path, seed: int, max_epochs: int | None = None, **_) -> dict:
+        return fit_network(lambda _features: make_net(), lambda x: x.astype(np.float32), plan, train, dev, out_dir,
+                           seed, name, max_epochs)
+
+    return fit

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from services.detectors.training.data import TrainingClip, equal_error_rate, load_waveform
+from services.detectors.training.data import TrainingClip, balanced_log_loss, equal_error_rate, load_waveform
 
 from .frontend import WhisperEncoderEmbedding, model_dir
 from .model import WEIGHTS_FILE
@@ -52,7 +52,7 @@ def fit(train: list[TrainingClip], dev: list[TrainingClip], out_dir: Path, seed:
         clf.fit(scaler.transform(x_train), y_train)
         margin = clf.decision_function(scaler.transform(x_dev))
         eer = equal_error_rate(margin[y_dev == 1], margin[y_dev == 0])
-        loss = (np.mean(np.logaddexp(0, -margin[y_dev == 1])) + np.mean(np.logaddexp(0, margin[y_dev == 0]))) / 2
+        loss = balanced_log_loss(margin, y_dev)
         trials.append({"C": c, "dev_eer": round(eer, 5), "dev_loss": round(float(loss), 5)})
         print(f"whisper-frontend: C={c} dev EER {eer:.4f} dev loss {loss:.4f}", flush=True)
     best = min(trials, key=lambda t: (t["dev_eer"], t["dev_loss"]))

@@ -126,3 +126,32 @@ def test_sinc_filters_pass_their_band():
         centre = int((edges[i] + edges[i + 1]) / 2)
         assert response[i, centre] == pytest.approx(1.0, abs=0.05)    # unit gain in the pass band
         assert response[i, int(edges[i] / 2)] < 0.05                  # stop band below it
+
+
+@pytest.mark.parametrize("name", ["lfcc-lcnn", "rawnet2"])
+def test_training_is_reproducible(name, speech_dir, tmp_path):
+    """Same clips + same seed -> byte-identical ONNX weights (a tiny one-epoch run)."""
+    import importlib
+
+    import soundfile as sf
+
+    from services.detectors.training.data import TrainingClip
+    from voxarena.hashing import sha256_file
+
+    bona = sorted((speech_dir / "LibriSpeech" / "test-clean").glob("*/*/*.flac"))[:4]
+    rows = [TrainingClip(p.stem, str(p), sha256_file(p), "bonafide", p.stem.split("-")[0], "", "train" if i < 2 else "dev")
+            for i, p in enumerate(bona)]
+    rng = np.random.default_rng(0)
+    for i in range(4):
+        path = tmp_path / f"spoof{i}.wav"
+        t = np.arange(32000) / 16000
+        sf.write(path, (0.2 * np.sin(2 * np.pi * (120 + 30 * i) * t) + 0.01 * rng.standard_normal(t.size)).astype(np.float32), 16000)
+        rows.append(TrainingClip(f"spoof{i}", str(path), sha256_file(path), "spoof", rows[i].speaker, "tone", rows[i].split))
+    fit = importlib.import_module(TRAINERS[name][0]).fit
+    digests = []
+    for k in range(2):
+        out = tmp_path / f"w{k}"
+        out.mkdir()
+        fit([r for r in rows if r.split == "train"], [r for r in rows if r.split == "dev"], out, 11, max_epochs=1)
+        digests.append(sha256_file(out / "model.onnx"))
+    assert digests[0] == digests[1]
