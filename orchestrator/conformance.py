@@ -143,10 +143,9 @@ class Conformance:
     # -- generators ---------------------------------------------------------------------------
     def _generator(self) -> None:
         stub = generator_pb2_grpc.GeneratorServiceStub(self.channel)
-        try:
-            info = stub.GetInfo(common_pb2.GetInfoRequest(), timeout=self.timeout)
-        except grpc.RpcError as e:
-            self._add("GetInfo", False, f"{_code(e).name}: {e.details()}")
+        info = self._call_ok("GetInfo", lambda: stub.GetInfo(common_pb2.GetInfoRequest(), timeout=self.timeout),
+                             record=False)
+        if info is None:
             return
         self._model_info(info.model, info.family != generator_pb2.GENERATOR_FAMILY_UNSPECIFIED)
         tasks = [t for t in info.tasks if t != generator_pb2.TASK_UNSPECIFIED]
@@ -222,10 +221,9 @@ class Conformance:
 
     def _detector(self) -> None:
         stub = detector_pb2_grpc.DetectorServiceStub(self.channel)
-        try:
-            info = stub.GetInfo(common_pb2.GetInfoRequest(), timeout=self.timeout)
-        except grpc.RpcError as e:
-            self._add("GetInfo", False, f"{_code(e).name}: {e.details()}")
+        info = self._call_ok("GetInfo", lambda: stub.GetInfo(common_pb2.GetInfoRequest(), timeout=self.timeout),
+                             record=False)
+        if info is None:
             return
         self._model_info(info.model, info.family != detector_pb2.DETECTOR_FAMILY_UNSPECIFIED)
         audio = encode_audio(self.probe)
@@ -268,10 +266,9 @@ class Conformance:
     # -- the scorer -----------------------------------------------------------------------------
     def _scorer(self) -> None:
         stub = scorer_pb2_grpc.ScorerServiceStub(self.channel)
-        try:
-            info = stub.GetInfo(common_pb2.GetInfoRequest(), timeout=self.timeout)
-        except grpc.RpcError as e:
-            self._add("GetInfo", False, f"{_code(e).name}: {e.details()}")
+        info = self._call_ok("GetInfo", lambda: stub.GetInfo(common_pb2.GetInfoRequest(), timeout=self.timeout),
+                             record=False)
+        if info is None:
             return
         self._model_info(info.model, True, needs_rate=False)   # the scorer takes any rate
         self._add("declares metrics", len(info.metrics) > 0, ", ".join(m.name for m in info.metrics) or "none")
