@@ -8,8 +8,10 @@ in GetInfo metadata.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import sys
 from pathlib import Path
 from typing import ClassVar
 
@@ -66,7 +68,7 @@ class TrainedDetector(DetectorModel):
 
     def __init__(self, weights_dir: str | Path | None = None) -> None:
         super().__init__()
-        default = Path(__import__(type(self).__module__, fromlist=["_"]).__file__).parent / "weights"
+        default = Path(sys.modules[type(self).__module__].__file__).parent / "weights"   # beside the model module
         self.weights_dir = Path(weights_dir or os.environ.get(self.weights_env, "") or default)
         self.training: dict = {}
 
@@ -84,8 +86,6 @@ class TrainedDetector(DetectorModel):
         if len(files) == 1:
             return next(iter(files.values()))
         # Several files: the hash of their sorted "name sha256" lines (like sha256sum output).
-        import hashlib
-
         listing = "".join(f"{files[k]}  {k}\n" for k in sorted(files))
         return hashlib.sha256(listing.encode()).hexdigest()
 
