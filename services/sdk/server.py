@@ -350,8 +350,13 @@ def run_until_signalled(running: RunningServer, load: Callable[[], None], name: 
         load()
     except Exception:
         log.exception("%s: load failed", name)
-        running.server.stop(0)
-        sys.exit(1)
+        running.server.stop(0).wait()
+        # Same exit as below: interpreter shutdown with gRPC and native runtimes (torch, onnxruntime)
+        # still holding threads can abort the process ("terminate called without an active
+        # exception", SIGABRT) and lose the exit code the caller relies on.
+        logging.shutdown()
+        sys.stderr.flush()
+        os._exit(1)
     if not stop_requested.is_set():
         running.set_serving(True)
         log.info("%s: SERVING on port %d (loaded in %.1f s)", name, running.port, time.perf_counter() - t0)
