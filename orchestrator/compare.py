@@ -1,7 +1,7 @@
 """Comparing two runs: are they the same protocol (``compare-check``), and their timings (``compare-timing``).
 
 Two runs are comparable when they share the manifest (same items, references and seeds), the run
-seed, the tasks, the scorer fingerprint (model hashes, normaliser, resampler, versions) and, for
+seed, the tasks, the I2D protocol, the steps of every channel condition both declare, the scorer fingerprint (model hashes, normaliser, resampler, versions) and, for
 each service present in both, its name, version and weights hash. Anything else that differs is a
 reason to refuse, and every reason is listed.
 
@@ -45,6 +45,13 @@ def protocol_differences(run_a: Path, run_b: Path) -> list[str]:
     ta, tb = a["config"]["protocol"]["tasks"], b["config"]["protocol"]["tasks"]
     if ta != tb:
         out.append(f"tasks differ ({ta} vs {tb})")
+    ca, cb = a["config"].get("conditions", {}), b["config"].get("conditions", {})
+    for name in sorted(set(ca) & set(cb)):
+        if ca[name] != cb[name]:
+            out.append(f"channel condition {name!r} differs ({ca[name]} vs {cb[name]})")
+    ia, ib = a["config"]["protocol"].get("i2d"), b["config"]["protocol"].get("i2d")
+    if ia != ib:
+        out.append(f"I2D protocol differs ({ia} vs {ib})")
     fa, fb = _fingerprint(run_a), _fingerprint(run_b)
     if fa is None or fb is None:
         out.append("scorer fingerprint missing in " + ", ".join(str(r) for r, f in ((run_a, fa), (run_b, fb)) if f is None))

@@ -27,8 +27,13 @@ class DatasetConfig(_Strict):
     # vctk: <root>/wav48_silence_trimmed/<spk>/<spk>_<n>_<mic>.flac (0.92) or wav48/<spk>/<spk>_<n>.wav,
     #       text in <root>/txt/<spk>/<spk>_<n>.txt, labels from speaker-info.txt
     # table: root is a CSV or JSONL file with columns id, audio, speaker, [text], any other column a label
-    kind: Literal["librispeech", "vctk", "table"] = "librispeech"
-    root: str = Field(description="the corpus directory (librispeech, vctk) or the manifest file (table)")
+    # asvspoof: root is the audio directory (<root>/[flac/]<utt>.flac), protocol the CM protocol or
+    #       key file (2019 LA/PA, 2021 LA/DF trial_metadata, ASVspoof 5 tsv): attack ids become labels
+    # In any layout, an item whose label "key" is "spoof" is a corpus spoof: scored by the detectors
+    # as a spoof of the attack named by its "attack" label, never used as a generator's input.
+    kind: Literal["librispeech", "vctk", "table", "asvspoof"] = "librispeech"
+    root: str = Field(description="the corpus directory (librispeech, vctk, asvspoof) or the manifest file (table)")
+    protocol: str | None = Field(None, description="asvspoof: the protocol / key file")
     subsets: list[str] = []
     mic: str = Field("mic1", description="vctk 0.92: which microphone's files")
     # Text for TTS where an utterance has no transcript: lines "<id> <TEXT>" of this file, in order.
@@ -42,7 +47,21 @@ class DatasetConfig(_Strict):
     def _subsets_for_librispeech(self):
         if self.kind == "librispeech" and not self.subsets:
             raise ValueError("dataset.subsets: a librispeech dataset needs at least one subset (e.g. [test-clean])")
+        if self.kind == "asvspoof" and not self.protocol:
+            raise ValueError("dataset.protocol: an asvspoof dataset needs its protocol file "
+                             "(e.g. ASVspoof2019.LA.cm.eval.trl.txt)")
         return self
+
+
+I2D_TASKS = ("CLONE", "CONVERT")
+
+
+class I2DConfig(_Strict):
+    """I2D ("Iterate to Differentiate"): for CLONE and CONVERT, iteration k takes iteration k-1's output
+    (and, for CLONE, the target text) as its reference; iteration 1 is the ordinary one-shot clip."""
+
+    iterations: int = Field(5, ge=2, le=20, description="maximum depth N (the paper: 5 match 10 in correlation)")
+    ewa_decay: float = Field(0.5, gt=0, le=1, description="EWA weight of iteration k: decay^(k-1)")
 
 
 class ProtocolConfig(_Strict):
@@ -50,6 +69,30 @@ class ProtocolConfig(_Strict):
     tasks: list[Literal["TTS", "CLONE", "RECONSTRUCT", "CONVERT"]] = ["TTS"]
     min_duration: float = Field(0.2, gt=0, description="shortest valid generated clip, seconds")
     max_duration: float = Field(120.0, gt=0, description="longest valid generated clip, seconds")
+    i2d: I2DConfig | None = Field(None, description="iterative re-referencing of CLONE/CONVERT (off when absent)")
+
+
+class ChannelStep(_Strict):
+    """One step of a channel condition: exactly one of resample, codec, noise_snr_db, gain_db."""
+
+    resample: int | None = Field(None, ge=4000, le=192000, description="new sample rate, Hz")
+    codec: Literal["mp3", "opus", "vorbis", "gsm", "ulaw", "alaw"] | None = None
+    compression: float | None = Field(None, ge=0, le=1, description="mp3/opus/vorbis: 0 = best quality, 1 = smallest")
+    noise_snr_db: float | None = Field(None, ge=-20, le=100)
+    noise: Literal["white", "pink"] = "white"
+    gain_db: float | None = Field(None, ge=-60, le=40)
+
+    @model_validator(mode="after")
+    def _one_kind(self):
+        kinds = [k for k in ("resample", "codec", "noise_snr_db", "gain_db") if getattr(self, k) is not None]
+        if len(kinds) != 1:
+            raise ValueError("a step sets exactly one of resample, codec, noise_snr_db, gain_db"
+                             + (f" (got {', '.join(kinds)})" if kinds else ""))
+        if self.compression is not None and self.codec not in ("mp3", "opus", "vorbis"):
+            raise ValueError("compression applies to codec mp3, opus or vorbis only")
+        if self.codec == "mp3" and self.compression == 1.0:
+            raise ValueError("mp3: libsndfile's encoder refuses compression 1.0; 0.99 is its lowest bit rate")
+        return self
 
 
 class ServiceConfig(_Strict):
@@ -94,6 +137,8 @@ class RunConfig(_Strict):
     detectors: dict[str, ServiceConfig] = {}
     scorer: ScorerConfig = ScorerConfig()
     execution: ExecutionConfig = ExecutionConfig()
+    # Channel conditions, name -> steps applied in order before detection; "clean" is always there.
+    conditions: dict[str, list[ChannelStep]] = {}
 
 
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
@@ -155,11 +200,18 @@ def load_config(path: str | Path, overrides: dict[str, object] | None = None) ->
         ds.root = _resolve(ds.root, base)
         ds.prompts = _resolve(ds.prompts, base)
         ds.speakers_file = _resolve(ds.speakers_file, base)
+        ds.protocol = _resolve(ds.protocol, base)
     except ConfigError as e:
         raise ConfigError(f"{path}: dataset: {e}") from None
     for name in list(cfg.generators) + list(cfg.detectors):
         if not re.fullmatch(r"[a-z0-9][a-z0-9_.-]*", name):
             raise ConfigError(f"{path}: service name {name!r} must be lower-case letters, digits, '-', '_' or '.'")
+    for name, steps in cfg.conditions.items():
+        if name == "clean" or not re.fullmatch(r"[a-z0-9][a-z0-9_.+-]*", name):
+            raise ConfigError(f"{path}: conditions.{name}: a condition name is lower-case letters, digits, "
+                              "'-', '_', '.' or '+', and not 'clean' (the undegraded audio, always present)")
+        if not steps:
+            raise ConfigError(f"{path}: conditions.{name}: no steps (the undegraded audio is 'clean')")
     if not cfg.generators:
         raise ConfigError(f"{path}: generators: at least one generator is needed")
     return cfg

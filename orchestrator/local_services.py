@@ -38,6 +38,7 @@ KNOWN_SERVICES = {
     "hf-audio-classifier": "services.detectors.hf_audio_classifier",
     "scorer": "scorers",
     "dummy-generator": "services.testing.dummy_generator",
+    "dummy-cloner": "services.testing.dummy_cloner",
     "dummy-detector": "services.testing.dummy_detector",
     "misbehaving-generator": "services.testing.misbehaving_generator",
 }

@@ -41,6 +41,16 @@ class ManifestItem:
     labels: dict[str, str] = field(default_factory=dict)
 
 
+def is_corpus_spoof(item: ManifestItem) -> bool:
+    """An item the corpus itself marks as spoofed (label ``key`` = ``spoof``, as in ASVspoof keys)."""
+    return item.labels.get("key") == "spoof"
+
+
+def corpus_attack(item: ManifestItem) -> str:
+    """The 'generator' of a corpus spoof in the detection matrix: ``<corpus>:<attack id>``."""
+    return f"{item.corpus}:{item.labels.get('attack') or 'spoof'}"
+
+
 @dataclass
 class ManifestSet:
     items: list[ManifestItem]
@@ -53,6 +63,13 @@ class ManifestSet:
 
     def by_id(self) -> dict[str, ManifestItem]:
         return {i.id: i for i in self.items}
+
+    def bonafide(self) -> list[ManifestItem]:
+        """The items generators may take as input (text, reference, source): every non-spoof item."""
+        return [i for i in self.items if not is_corpus_spoof(i)]
+
+    def corpus_attacks(self) -> list[str]:
+        return sorted({corpus_attack(i) for i in self.items if is_corpus_spoof(i)})
 
     def to_bytes(self) -> bytes:
         return "".join(json.dumps(asdict(i), sort_keys=True) + "\n" for i in self.items).encode()
@@ -195,7 +212,7 @@ def _items_from_records(records: list[dict], ds: DatasetConfig, run_seed: int, c
     items = []
     for index, r in enumerate(kept):
         text, source = r.get("text") or "", "transcript" if r.get("text") else "none"
-        if not text and prompts:
+        if not text and prompts and r.get("labels", {}).get("key") != "spoof":   # spoofs are never spoken anew
             if next_prompt >= len(prompts):
                 raise DatasetError(f"{r['id']}: ran out of prompts ({len(prompts)} in {ds.prompts})")
             text, source = prompts[next_prompt][1], "prompt"
@@ -205,7 +222,7 @@ def _items_from_records(records: list[dict], ds: DatasetConfig, run_seed: int, c
         except RuntimeError as e:
             raise DatasetError(f"{r['id']}: cannot read {r['audio']}: {e}") from None
         if info.channels != 1:
-            raise DatasetError(f"{r['id']}: {r['audio']} has {info.channels} channels; bona fide audio must be mono")
+            raise DatasetError(f"{r['id']}: {r['audio']} has {info.channels} channels; audio must be mono")
         labels = {"corpus": corpus, "subset": r.get("subset", ""), "speaker": r["speaker"], **r.get("labels", {})}
         items.append(ManifestItem(
             id=r["id"], index=index, seed=run_seed + index, speaker=r["speaker"], corpus=corpus,
@@ -289,7 +306,65 @@ def build_table_manifest(ds: DatasetConfig, run_seed: int) -> ManifestSet:
     return _items_from_records(records, ds, run_seed, path.stem)   # a "corpus" column overrides the file name
 
 
+ASVSPOOF_KEYS = ("bonafide", "spoof")
+
+
+def read_asvspoof_protocol(path: Path) -> list[dict]:
+    """Rows of an ASVspoof CM protocol / key file: {speaker, id, key, labels}.
+
+    The layout is told by where the key (bonafide/spoof) stands, the attack id just before it:
+    2019 LA/PA ``SPK UTT ENV|- ATTACK|- KEY``; 2021 LA/DF trial_metadata ``SPK UTT CODEC TRANSMISSION
+    ATTACK KEY TRIM SUBSET ...``; ASVspoof 5 ``SPK FILE SEX CODEC CODEC_Q CODEC_SEED ATTACK_TAG
+    ATTACK_LABEL KEY -``. Bona fide rows carry no attack label (so an attack breakdown keeps every
+    bona fide trial); spoof rows carry ``attack`` and, where the file has them, codec, sex, ...
+    """
+    try:
+        lines = path.read_text().splitlines()
+    except FileNotFoundError:
+        raise DatasetError(f"ASVspoof protocol {path} does not exist") from None
+    rows = []
+    for n, line in enumerate(lines, 1):
+        parts = line.split()
+        if not parts or (n == 1 and parts[0].upper().startswith("SPEAKER")):
+            continue
+        # The last bonafide/spoof token is the key (2021 and ASVspoof 5 also write "bonafide" as the attack).
+        key_at = max((i for i, p in enumerate(parts) if p in ASVSPOOF_KEYS), default=None)
+        if key_at is None or key_at < 2:
+            raise DatasetError(f"{path}:{n}: no bonafide/spoof key after speaker and file ({line.strip()[:80]!r})")
+        key, attack = parts[key_at], parts[key_at - 1]
+        labels = {"key": key}
+        if key == "spoof":
+            labels["attack"] = attack if attack not in ("-", "bonafide") else "spoof"
+        if key_at == 8:                                    # ASVspoof 5
+            labels.update(sex=parts[2], codec=parts[3])
+        elif key_at == 5:                                  # 2021 LA / DF
+            labels.update(codec=parts[2], transmission=parts[3])
+        elif key_at == 4 and parts[2] != "-":              # 2019 PA: acoustic environment
+            labels["environment"] = parts[2]
+        labels = {k: v for k, v in labels.items() if v != "-"}
+        rows.append({"speaker": parts[0], "id": parts[1], "key": key, "labels": labels})
+    if not rows:
+        raise DatasetError(f"{path}: no trials")
+    return rows
+
+
+def build_asvspoof_manifest(ds: DatasetConfig, run_seed: int) -> ManifestSet:
+    """Audio under ``<root>/flac/`` or ``<root>/`` (``<id>.flac`` or ``.wav``), trials from the protocol."""
+    root = Path(ds.root)
+    if not root.is_dir():
+        raise DatasetError(f"dataset root {root} is not a directory")
+    protocol = Path(ds.protocol)
+    records = []
+    for row in read_asvspoof_protocol(protocol):
+        audio = next((d / f"{row['id']}{ext}" for d in (root / "flac", root) for ext in (".flac", ".wav")
+                      if (d / f"{row['id']}{ext}").is_file()), root / "flac" / f"{row['id']}.flac")
+        records.append({"id": row["id"], "audio": audio, "speaker": row["speaker"], "subset": protocol.stem,
+                        "text": "", "labels": row["labels"]})
+    return _items_from_records(records, ds, run_seed, "asvspoof")
+
+
 def build_manifest(ds: DatasetConfig, run_seed: int) -> ManifestSet:
     """The importer for ``ds.kind``."""
-    builders = {"librispeech": build_librispeech_manifest, "vctk": build_vctk_manifest, "table": build_table_manifest}
+    builders = {"librispeech": build_librispeech_manifest, "vctk": build_vctk_manifest, "table": build_table_manifest,
+                "asvspoof": build_asvspoof_manifest}
     return builders[ds.kind](ds, run_seed)

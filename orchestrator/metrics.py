@@ -19,16 +19,27 @@ import math
 from google.protobuf import json_format
 
 from scorers.composite import RECONSTRUCTION_WEIGHTS, TTS_WEIGHTS, CompositeError, detector_scores, generator_scores
+from scorers.i2d import AGGREGATES, aggregate_trajectory, oriented
 from voxarena.v1 import generator_pb2, scorer_pb2
 
+from .config import I2D_TASKS
 from .manifest import ManifestSet
-from .run_store import RunStore
+from .run_store import CLEAN, RunStore
 
 DETECTION_HEADLINES = ["eer", "min_dcf", "act_dcf", "cllr", "min_cllr"]
-DETECTION_COLUMNS = (["detector", "generator", "n_bonafide", "n_spoof"] + DETECTION_HEADLINES
+DETECTION_COLUMNS = (["detector", "generator", "condition", "n_bonafide", "n_spoof"] + DETECTION_HEADLINES
                      + [f"{m}_ci_{b}" for m in DETECTION_HEADLINES for b in ("low", "high")]
                      + ["scores_are_llr", "attack_seen_in_training", "n_failed", "scorer_fingerprint"])
 POOLED = "pooled"
+
+
+def _condition(row: dict) -> str:
+    return row.get("condition", CLEAN)
+
+
+def _one_shot(row: dict) -> bool:
+    """The headline tables hold one-shot clips; I2D iterations beyond the first have tables of their own."""
+    return row.get("iteration", 1) == 1
 
 
 def _fmt(v) -> str:
@@ -54,38 +65,49 @@ def _bootstrap(cfg) -> scorer_pb2.Bootstrap:
 
 
 def _trial_sets(dets: list[dict], detectors: list[str], generators: list[str], label: tuple[str, str] | None,
-                items: dict) -> tuple[list, list[dict]]:
+                items: dict, condition: str = CLEAN) -> tuple[list, list[dict]]:
+    """Per detector: each generator's one-shot spoofs, and all of them pooled, against the bona fide
+    clips, all under one channel condition (both sides of a trial set went through the same channel)."""
     sets, meta = [], []
     for d in detectors:
-        mine = [r for r in dets if r["detector"] == d
-                and (label is None or items[r["item"]].labels.get(label[0]) == label[1])]
+        mine = [r for r in dets if r["detector"] == d and _condition(r) == condition and _one_shot(r)]
+        if label is not None:
+            # A label only spoofs carry (an ASVspoof attack id) splits the spoofs and keeps every bona fide trial.
+            spoof_only = not any(label[0] in items[r["item"]].labels for r in mine if r["kind"] == "bonafide")
+            mine = [r for r in mine if items[r["item"]].labels.get(label[0]) == label[1]
+                    or (spoof_only and r["kind"] == "bonafide")]
         ok = [r for r in mine if r["status"] == "ok"]
         bona = [r for r in ok if r["kind"] == "bonafide"]
         llr = bool(ok) and all(r.get("is_llr") for r in ok)
         for g in generators + [POOLED]:
             spoof = [r for r in ok if r["kind"] == "spoof" and (g == POOLED or r["generator"] == g)]
             failed = sum(1 for r in mine if r["status"] != "ok" and (g == POOLED or r["generator"] in (g, "bonafide")))
-            row = {"detector": d, "generator": g, "n_bonafide": len(bona), "n_spoof": len(spoof),
+            row = {"detector": d, "generator": g, "condition": condition, "n_bonafide": len(bona), "n_spoof": len(spoof),
                    "scores_are_llr": llr, "n_failed": failed}
             if label:
                 row["label"], row["value"] = label
             meta.append(row)
             if bona and spoof:
                 sets.append(scorer_pb2.TrialSet(
-                    name=f"{d}|{g}", bonafide_scores=[r["score"] for r in bona], spoof_scores=[r["score"] for r in spoof],
+                    name=f"{d}|{g}|{condition}", bonafide_scores=[r["score"] for r in bona], spoof_scores=[r["score"] for r in spoof],
                     bonafide_clusters=[r["speaker"] for r in bona], spoof_clusters=[r["speaker"] for r in spoof]))
     return sets, meta
 
 
 def detection_rows(store: RunStore, scorer, cfg, generators: list[str], detectors: list[str], items: dict,
-                   label: tuple[str, str] | None = None) -> list[dict]:
-    sets, meta = _trial_sets(store.detections.sorted_rows(), detectors, generators, label, items)
+                   label: tuple[str, str] | None = None, conditions: tuple[str, ...] = (CLEAN,)) -> list[dict]:
+    rows = store.detections.sorted_rows()
+    sets, meta = [], []
+    for condition in conditions:
+        s, m = _trial_sets(rows, detectors, generators, label, items, condition)
+        sets += s
+        meta += m
     results = {}
     if sets:
         resp, _ = scorer.call("DetectionMetrics", scorer_pb2.DetectionMetricsRequest(sets=sets, bootstrap=_bootstrap(cfg)))
         results = {s.name: s for s in resp.sets}
     for m in meta:
-        s = results.get(f"{m['detector']}|{m['generator']}")
+        s = results.get(f"{m['detector']}|{m['generator']}|{m['condition']}")
         for k in DETECTION_HEADLINES:
             m[k] = getattr(s, k) if s is not None else math.nan
             m[f"{k}_ci_low"] = s.ci_low.get(k, math.nan) if s is not None else math.nan
@@ -101,7 +123,7 @@ def _metric_columns(scorer_info, metric_names: list[str]) -> dict[str, list[str]
 def generator_rows(store: RunStore, scorer, cfg, infos: dict, columns: dict[str, list[str]],
                    items: dict | None = None, label: tuple[str, str] | None = None) -> list[dict]:
     """One row per generator; with ``label`` (name, value), over the clips of items carrying that label only."""
-    gens = store.generations.sorted_rows()
+    gens = [r for r in store.generations.sorted_rows() if _one_shot(r)]
     if label is not None:
         gens = [r for r in gens if items[r["item"]].labels.get(label[0]) == label[1]]
     meas = {r["id"]: r for r in store.measurements.sorted_rows() if r["status"] == "ok"}
@@ -152,7 +174,9 @@ def composite_rows(gen_rows: list[dict], det_rows: list[dict], infos: dict) -> l
                 add(kind, generator_scores({g: r for g, r in table.items()}, weights), True)
             except CompositeError as e:
                 out.append({"kind": kind, "system": "", "score": math.nan, "rank": "", "note": str(e)})
-    pairs = [r for r in det_rows if r["generator"] != POOLED and not math.isnan(r["eer"])]
+    # The detector composite ranks on the clean channel, as the SoK paper's S_i does.
+    pairs = [r for r in det_rows if r["generator"] in infos and r.get("condition", CLEAN) == CLEAN
+             and not math.isnan(r["eer"])]
     params = {d: infos[d].model.parameter_count / 1e6 for d in {r["detector"] for r in pairs}
               if infos[d].model.HasField("parameter_count") and infos[d].model.parameter_count > 0}
     if pairs and len(params) == len({r["detector"] for r in pairs}):
@@ -169,6 +193,82 @@ def attack_seen(infos: dict, detector: str, generator: str) -> str:
     return "yes" if infos[generator].model.name in json.loads(declared) else "no"
 
 
+I2D_ITERATION_COLUMNS = ["generator", "task", "iteration", "metric", "higher_is_better", "value", "ci_low", "ci_high",
+                         "n", "scorer_fingerprint"]
+I2D_AGGREGATE_COLUMNS = ["generator", "task", "metric", "iterations", *AGGREGATES, "scorer_fingerprint"]
+
+
+def i2d_rows(store: RunStore, scorer, cfg, infos: dict, columns: dict[str, list[str]],
+             detectors: list[str]) -> tuple[list[dict], list[dict]]:
+    """Per-iteration trajectories of every generator metric and every detector's EER against the
+    clips of each I2D iteration (clean channel), and their Mean / LWA / EWA / AUC aggregates."""
+    depth = cfg.protocol.i2d.iterations
+    gens = [r for r in store.generations.sorted_rows() if r["task"] in I2D_TASKS]
+    chains = sorted({(r["generator"], r["task"]) for r in gens}, key=lambda gt: (list(cfg.generators).index(gt[0]), gt[1]))
+    if not chains:
+        return [], []
+    meas = {r["id"]: r for r in store.measurements.sorted_rows() if r["status"] == "ok"}
+    groups = []
+    for g, task in chains:
+        for k in range(1, depth + 1):
+            clips = [scorer_pb2.ClipMeasurement(request_id=r["id"], values=meas[r["id"]]["values"],
+                                                errors=meas[r["id"]]["errors"], cluster=meas[r["id"]]["speaker"])
+                     for r in gens if r["generator"] == g and r["task"] == task and r.get("iteration", 1) == k
+                     and r["id"] in meas]
+            groups.append(scorer_pb2.MeasurementGroup(name=f"{g}|{task}|{k}", clips=clips))
+    resp, _ = scorer.call("Aggregate", scorer_pb2.AggregateRequest(metrics=list(columns), groups=groups,
+                                                                   bootstrap=_bootstrap(cfg)))
+    agg = {gm.name: gm for gm in resp.groups}
+    direction = {m.name: m.higher_is_better for m in infos["scorer"].metrics}
+    rows = []
+    for g, task in chains:
+        for k in range(1, depth + 1):
+            gm = agg[f"{g}|{task}|{k}"]
+            for metric, cols in columns.items():
+                for col in cols:
+                    rows.append({"generator": g, "task": task, "iteration": k, "metric": col,
+                                 "higher_is_better": direction.get(metric, True),
+                                 "value": gm.values.get(col, math.nan), "ci_low": gm.ci_low.get(col, math.nan),
+                                 "ci_high": gm.ci_high.get(col, math.nan), "n": gm.counts.get(metric, 0)})
+    # Detector EER per iteration: that iteration's spoofs against every bona fide clip, clean channel.
+    dets = [r for r in store.detections.sorted_rows() if r["status"] == "ok" and _condition(r) == CLEAN]
+    sets = []
+    for d in detectors:
+        bona = [r for r in dets if r["detector"] == d and r["kind"] == "bonafide"]
+        for g, task in chains:
+            for k in range(1, depth + 1):
+                spoof = [r for r in dets if r["detector"] == d and r["kind"] == "spoof" and r["generator"] == g
+                         and r["task"] == task and r.get("iteration", 1) == k]
+                if bona and spoof:
+                    sets.append(scorer_pb2.TrialSet(
+                        name=f"{d}|{g}|{task}|{k}", bonafide_scores=[r["score"] for r in bona],
+                        spoof_scores=[r["score"] for r in spoof], bonafide_clusters=[r["speaker"] for r in bona],
+                        spoof_clusters=[r["speaker"] for r in spoof]))
+    results = {}
+    if sets:
+        resp, _ = scorer.call("DetectionMetrics", scorer_pb2.DetectionMetricsRequest(sets=sets, bootstrap=_bootstrap(cfg)))
+        results = {s.name: s for s in resp.sets}
+    for d in detectors:
+        for g, task in chains:
+            for k in range(1, depth + 1):
+                s = results.get(f"{d}|{g}|{task}|{k}")
+                # From the generator's side a higher EER is better: its clips are harder to detect.
+                rows.append({"generator": g, "task": task, "iteration": k, "metric": f"eer:{d}", "higher_is_better": True,
+                             "value": s.eer if s else math.nan, "ci_low": s.ci_low.get("eer", math.nan) if s else math.nan,
+                             "ci_high": s.ci_high.get("eer", math.nan) if s else math.nan,
+                             "n": s.n_spoof if s else 0})
+    aggregates = []
+    for g, task in chains:
+        for metric in dict.fromkeys(r["metric"] for r in rows):
+            traj = sorted((r for r in rows if r["generator"] == g and r["task"] == task and r["metric"] == metric),
+                          key=lambda r: r["iteration"])
+            values = [oriented(r["value"], r["higher_is_better"]) for r in traj]
+            name = metric if traj[0]["higher_is_better"] else f"1-{metric}"
+            aggregates.append({"generator": g, "task": task, "metric": name, "iterations": len(values),
+                               **aggregate_trajectory(values, cfg.protocol.i2d.ewa_decay)})
+    return rows, aggregates
+
+
 def write_metrics(store: RunStore, cfg, manifest: ManifestSet, infos: dict, scorer) -> tuple[list[dict], list[dict]]:
     fingerprint = dict(infos["scorer"].fingerprint)
     fp_hash = hashlib.sha256(json.dumps(fingerprint, sort_keys=True).encode()).hexdigest()[:16]
@@ -177,14 +277,16 @@ def write_metrics(store: RunStore, cfg, manifest: ManifestSet, infos: dict, scor
                     "metrics": [json_format.MessageToDict(m, preserving_proto_field_name=True)
                                 for m in infos["scorer"].metrics]}, indent=2, sort_keys=True) + "\n")
     items = manifest.by_id()
-    generators, detectors = list(cfg.generators), list(cfg.detectors)
-    det = detection_rows(store, scorer, cfg, generators, detectors, items)
+    # The arena's generators, then the corpus's own attacks (ASVspoof A07, ...) as generators of their own.
+    generators, detectors = list(cfg.generators) + manifest.corpus_attacks(), list(cfg.detectors)
+    conditions = (CLEAN, *cfg.conditions)
+    det = detection_rows(store, scorer, cfg, generators, detectors, items, conditions=conditions)
     for r in det:
         r["scorer_fingerprint"] = fp_hash
         r["attack_seen_in_training"] = attack_seen(infos, r["detector"], r["generator"])
     _write_csv(store.metrics_dir / "detection_metrics.csv", DETECTION_COLUMNS, det)
 
-    labels = sorted({(k, v) for it in manifest for k, v in it.labels.items() if k != "speaker" and v})
+    labels = sorted({(k, v) for it in manifest for k, v in it.labels.items() if k not in ("speaker", "key") and v})
     by_label = []
     for label in labels:
         by_label.extend(detection_rows(store, scorer, cfg, generators, detectors, items, label))
@@ -204,11 +306,18 @@ def write_metrics(store: RunStore, cfg, manifest: ManifestSet, infos: dict, scor
     _write_csv(store.metrics_dir / "generator_metrics.csv", gen_columns, gen)
     # Every manifest label (sex, subset, corpus, emotion, attack id, ...) is a breakdown axis.
     gen_by_label = []
-    for label in labels:
+    source_labels = {k for it in manifest.bonafide() for k in it.labels}
+    for label in (lb for lb in labels if lb[0] in source_labels):   # generators only take bona fide inputs
         for r in generator_rows(store, scorer, cfg, infos, columns, items, label):
             r["scorer_fingerprint"] = fp_hash
             gen_by_label.append(r)
     _write_csv(store.metrics_dir / "generator_metrics_by_label.csv", ["label", "value"] + gen_columns, gen_by_label)
+    if cfg.protocol.i2d is not None:
+        trajectories, aggregates = i2d_rows(store, scorer, cfg, infos, columns, detectors)
+        for r in trajectories + aggregates:
+            r["scorer_fingerprint"] = fp_hash
+        _write_csv(store.metrics_dir / "i2d_iterations.csv", I2D_ITERATION_COLUMNS, trajectories)
+        _write_csv(store.metrics_dir / "i2d_aggregates.csv", I2D_AGGREGATE_COLUMNS, aggregates)
     _write_csv(store.metrics_dir / "composite_scores.csv", ["kind", "system", "score", "rank", "note"],
                composite_rows(gen, det, infos))
     return det, gen

@@ -78,14 +78,16 @@ def asvspoof_detection_metrics(scores_path: Path, keys_path: Path, costs: detect
 
 
 def export_asvspoof(run_dir: Path, out_dir: Path) -> list[Path]:
-    """One ``<detector>.scores.tsv`` per detector and one shared ``keys.tsv`` from a run's detections."""
+    """One ``<detector>.scores.tsv`` per detector (``<detector>@<condition>.scores.tsv`` per channel
+    condition) and one shared ``keys.tsv`` from a run's one-shot detections (I2D iterations stay out)."""
     rows = [json.loads(line) for line in (run_dir / "detections.jsonl").read_text().splitlines() if line.strip()]
-    latest = {r["id"]: r for r in rows}
+    latest = {r["id"]: r for r in rows if r.get("iteration", 1) == 1}
     out_dir.mkdir(parents=True, exist_ok=True)
     written, keys = [], {}
-    for det in sorted({r["detector"] for r in latest.values()}):
-        ok = sorted((r for r in latest.values() if r["detector"] == det and r["status"] == "ok"), key=lambda r: r["clip"])
-        path = out_dir / f"{det}.scores.tsv"
+    for det, cond in sorted({(r["detector"], r.get("condition", "clean")) for r in latest.values()}):
+        ok = sorted((r for r in latest.values() if r["detector"] == det and r.get("condition", "clean") == cond
+                     and r["status"] == "ok"), key=lambda r: r["clip"])
+        path = out_dir / (f"{det}.scores.tsv" if cond == "clean" else f"{det}@{cond}.scores.tsv")
         path.write_text("filename\tcm-score\n" + "".join(f"{r['clip']}\t{r['score']!r}\n" for r in ok))
         written.append(path)
         keys.update({r["clip"]: r["kind"] for r in ok})

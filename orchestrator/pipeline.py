@@ -13,7 +13,8 @@ import io
 import platform
 import subprocess
 import time
-from concurrent.futures import Future, ThreadPoolExecutor, as_completed
+import threading
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from importlib.metadata import version
@@ -26,12 +27,13 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from voxarena.codec import AudioClip, AudioFormatError, clip_to_wav_bytes, encode_audio, read_audio_file
 from voxarena.v1 import detector_pb2, generator_pb2, scorer_pb2
 
+from .channel import ChannelError, apply_condition, condition_seed
 from .clients import CallFailed, DetectorClient, GeneratorClient, ScorerClient, ServiceStartError, wait_for_serving
-from .config import RunConfig
+from .config import I2D_TASKS, RunConfig
 from .local_services import LocalService
-from .manifest import ManifestItem, ManifestSet, build_manifest
+from .manifest import ManifestItem, ManifestSet, build_manifest, corpus_attack, is_corpus_spoof
 from .metrics import write_metrics
-from .run_store import RunStore
+from .run_store import CLEAN, RunStore, detection_id, generation_id
 from .validation import ResponseInvalid, validate_generation, validate_score
 
 RUN_FORMAT = "voxarena.run/1"
@@ -79,6 +81,10 @@ class Clip:
     sha256: str
     gen_row: dict | None = None
 
+    @property
+    def iteration(self) -> int:
+        return (self.gen_row or {}).get("iteration", 1)
+
 
 @dataclass
 class Service:
@@ -107,6 +113,10 @@ class Arena:
         self.retry_failed = retry_failed
         self.show_progress = progress
         self.services: dict[str, Service] = {}
+        self.conditions = [CLEAN, *cfg.conditions]
+        self.iterations = cfg.protocol.i2d.iterations if cfg.protocol.i2d else 1
+        self._degrade_locks: dict[str, threading.Lock] = {}
+        self._locks_guard = threading.Lock()
 
     # ---------------------------------------------------------------- manifest and run.json
     def freeze_manifest(self) -> ManifestSet:
@@ -212,11 +222,11 @@ class Arena:
     def _reference_items(self, manifest: ManifestSet) -> dict[str, ManifestItem]:
         """Target speaker for CONVERT/CLONE: the first item of the next speaker in manifest order."""
         firsts: dict[str, ManifestItem] = {}
-        for it in manifest:
+        for it in manifest.bonafide():
             firsts.setdefault(it.speaker, it)
         speakers = list(firsts)
         out = {}
-        for it in manifest:
+        for it in manifest.bonafide():
             nxt = speakers[(speakers.index(it.speaker) + 1) % len(speakers)]
             out[it.id] = firsts[nxt]
         return out
@@ -229,7 +239,7 @@ class Arena:
             supported = {generator_pb2.Task.Name(t) for t in svc.info.tasks}
             for task in self.cfg.protocol.tasks:
                 if task in supported:
-                    jobs.extend((gname, task, it) for it in manifest)
+                    jobs.extend((gname, task, it) for it in manifest.bonafide())
         return jobs
 
     # ---------------------------------------------------------------- audio
@@ -251,11 +261,17 @@ class Arena:
                 return v.sample_rate
         return svc.info.model.native_sample_rate
 
-    def _generate(self, gname: str, task: str, item: ManifestItem, ref: ManifestItem) -> dict:
+    def _generate(self, gname: str, task: str, item: ManifestItem, ref: ManifestItem, iteration: int = 1,
+                  previous: dict | None = None) -> dict:
+        """One generation. I2D iteration k > 1 takes iteration k-1's clip (``previous``) as its
+        reference audio and, for CLONE, the target text as its reference text; SIM is still measured
+        against the original reference speaker (``speaker_reference``)."""
         svc = self.services[gname]
-        gid = f"{gname}|{task}|{item.id}"
-        row = {"id": gid, "generator": gname, "task": task, "item": item.id, "seed": item.seed,
+        gid = generation_id(gname, task, item.id, iteration)
+        row = {"id": gid, "generator": gname, "task": task, "item": item.id, "seed": item.seed, "iteration": iteration,
                "speaker_reference": ref.id if task in ("CLONE", "CONVERT") else item.id}
+        if previous is not None:
+            row["reference_clip"] = previous["id"]
         req = generator_pb2.SynthesizeRequest(request_id=gid, seed=item.seed, task=generator_pb2.Task.Value(task),
                                               voice=svc.cfg.voice, parameters=svc.cfg.parameters)
         try:
@@ -264,14 +280,17 @@ class Arena:
                     raise ResponseInvalid(f"{gid}: item has no text (no transcript and no prompts configured)")
                 req.text = item.text
                 row["text"] = item.text
+            if task in ("CLONE", "CONVERT"):
+                if previous is not None:
+                    reference = self._read_clip(self.store.dir / previous["audio"], previous["audio_sha256"], previous["id"])
+                else:
+                    reference = self._read_clip(Path(ref.audio_path), ref.audio_sha256, ref.id)
+                req.reference_audio.CopyFrom(encode_audio(reference))
             if task == "CLONE":
-                req.reference_audio.CopyFrom(encode_audio(self._read_clip(Path(ref.audio_path), ref.audio_sha256, ref.id)))
-                req.reference_text = ref.text
+                req.reference_text = item.text if previous is not None else ref.text
             if task in ("RECONSTRUCT", "CONVERT"):
                 req.source_audio.CopyFrom(encode_audio(self._read_clip(Path(item.audio_path), item.audio_sha256, item.id)))
                 row["text"] = item.text if item.text_source == "transcript" else ""
-            if task == "CONVERT":
-                req.reference_audio.CopyFrom(encode_audio(self._read_clip(Path(ref.audio_path), ref.audio_sha256, ref.id)))
             resp, attempts = svc.client.call("Synthesize", req)
             row["attempts"] = attempts
             p = self.cfg.protocol
@@ -288,16 +307,44 @@ class Arena:
         self.store.generations.append(row)
         return row
 
+    # ---------------------------------------------------------------- channel conditions
+    def _degraded(self, clip: Clip, condition: str) -> AudioClip:
+        """The clip as the condition's channel delivers it: computed once, stored, recorded, reused."""
+        source = self._read_clip(clip.path, clip.sha256, clip.id)
+        if condition == CLEAN:
+            return source
+        key = f"{condition}|{clip.id}"
+        with self._locks_guard:
+            lock = self._degrade_locks.setdefault(key, threading.Lock())
+        with lock:
+            row = self.store.degradations.get(key)
+            if row is not None and row["status"] == "ok" and row["source_sha256"] == clip.sha256:
+                return self._read_clip(self.store.dir / row["audio"], row["audio_sha256"], key)
+            base = {"id": key, "condition": condition, "clip": clip.id, "source_sha256": clip.sha256}
+            try:
+                out, done = apply_condition(source, self.cfg.conditions[condition],
+                                            condition_seed(self.cfg.protocol.seed, condition, clip.id))
+            except (ChannelError, ValueError, RuntimeError) as e:
+                # RuntimeError: libsndfile refusing an encoding (soundfile raises LibsndfileError).
+                reason = f"{clip.id}: condition {condition!r}: {e}"
+                self.store.degradations.append({**base, "status": "failed", "reason": reason})
+                raise ChannelError(reason) from None
+            rel, sha = self.store.put_audio(clip_to_wav_bytes(out))
+            self.store.degradations.append({**base, "status": "ok", "audio": rel, "audio_sha256": sha,
+                                            "sample_rate": out.sample_rate, "duration": round(out.duration, 6), **done})
+            return out
+
     # ---------------------------------------------------------------- stage: detection
-    def _detect(self, dname: str, clips: list[Clip]) -> list[dict]:
+    def _detect(self, dname: str, clips: list[Clip], condition: str = CLEAN) -> list[dict]:
         svc = self.services[dname]
         rows, items, sent = [], [], []
         for c in clips:
-            base = {"id": f"{dname}|{c.id}", "detector": dname, "clip": c.id, "kind": c.kind, "generator": c.generator,
-                    "task": c.task, "item": c.item.id, "speaker": c.item.speaker}
+            base = {"id": detection_id(dname, condition, c.id), "detector": dname, "condition": condition,
+                    "clip": c.id, "kind": c.kind, "generator": c.generator, "task": c.task,
+                    "iteration": c.iteration, "item": c.item.id, "speaker": c.item.speaker}
             try:
-                audio = encode_audio(self._read_clip(c.path, c.sha256, c.id))
-            except (AudioFormatError, OSError) as e:
+                audio = encode_audio(self._degraded(c, condition))
+            except (AudioFormatError, OSError, ChannelError) as e:
                 rows.append({**base, "status": "failed", "reason": str(e), "code": "BAD_INPUT"})
                 continue
             items.append(detector_pb2.ScoreRequest(request_id=base["id"], audio=audio, parameters=svc.cfg.parameters))
@@ -333,7 +380,8 @@ class Arena:
         rows, reqs, sent = [], [], []
         for c in clips:
             g = c.gen_row
-            base = {"id": c.id, "generator": c.generator, "task": c.task, "item": c.item.id, "speaker": c.item.speaker}
+            base = {"id": c.id, "generator": c.generator, "task": c.task, "iteration": c.iteration, "item": c.item.id,
+                    "speaker": c.item.speaker}
             try:
                 ref = manifest_by_id[g["speaker_reference"]]
                 req = scorer_pb2.ClipRequest(
@@ -421,18 +469,30 @@ class Arena:
         det_pools = {n: ThreadPoolExecutor(self.services[n].cfg.concurrency, thread_name_prefix=n) for n in detectors}
         scorer_pool = ThreadPoolExecutor(self.cfg.scorer.concurrency, thread_name_prefix="scorer")
         consumer_futures: list[Future] = []
-        pending_det: dict[str, list[Clip]] = {d: [] for d in detectors}
+        pending_det: dict[tuple[str, str], list[Clip]] = {(d, c): [] for d in detectors for c in self.conditions}
         pending_measure: list[Clip] = []
 
         jobs = self.plan_generations(manifest)
-        bona = [Clip(id=it.id, kind="bonafide", generator="bonafide", task="", item=it, path=Path(it.audio_path),
-                     sha256=it.audio_sha256) for it in manifest]
+        depth = {task: (self.iterations if task in I2D_TASKS else 1) for task in {t for _, t, _ in jobs}}
+        n_generations = sum(depth[t] for _, t, _ in jobs)
+        n_conditions = len(self.conditions)
+        # The corpus's own clips: bona fide, and spoofs where its key says so (ASVspoof: per attack id).
+        corpus = [Clip(id=it.id, kind="spoof" if is_corpus_spoof(it) else "bonafide",
+                       generator=corpus_attack(it) if is_corpus_spoof(it) else "bonafide", task="", item=it,
+                       path=Path(it.audio_path), sha256=it.audio_sha256) for it in manifest]
+
+        def detections_per_clip(iteration: int) -> int:
+            # I2D iterations beyond the first are scored under the clean condition only.
+            return len(detectors) * (n_conditions if iteration == 1 else 1)
+
+        det_total = len(corpus) * detections_per_clip(1) + sum(
+            detections_per_clip(1) + (depth[t] - 1) * detections_per_clip(2) for _, t, _ in jobs)
         progress = Progress(TextColumn("{task.description:<10}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                             console=self.console, disable=not self.show_progress, transient=False)
         with progress:
-            p_gen = progress.add_task("generate", total=len(jobs))
-            p_det = progress.add_task("detect", total=(len(bona) + len(jobs)) * len(detectors))
-            p_meas = progress.add_task("measure", total=len(jobs))
+            p_gen = progress.add_task("generate", total=n_generations)
+            p_det = progress.add_task("detect", total=det_total)
+            p_meas = progress.add_task("measure", total=n_generations)
 
             def det_done(f: Future) -> None:
                 progress.advance(p_det, len(f.result()))
@@ -445,11 +505,12 @@ class Arena:
                 limit = self.services[d].info.max_batch_size
                 return min(ex.detector_batch_size, limit) if limit > 0 else ex.detector_batch_size
 
-            def submit_det(d: str, force: bool = False) -> None:
+            def submit_det(key: tuple[str, str], force: bool = False) -> None:
+                d, condition = key
                 size = batch_size(d)
-                while pending_det[d] and (force or len(pending_det[d]) >= size):
-                    batch, pending_det[d] = pending_det[d][:size], pending_det[d][size:]
-                    fut = det_pools[d].submit(self._detect, d, batch)
+                while pending_det[key] and (force or len(pending_det[key]) >= size):
+                    batch, pending_det[key] = pending_det[key][:size], pending_det[key][size:]
+                    fut = det_pools[d].submit(self._detect, d, batch, condition)
                     fut.add_done_callback(det_done)
                     consumer_futures.append(fut)
 
@@ -463,40 +524,62 @@ class Arena:
                     consumer_futures.append(fut)
 
             def consume(clip: Clip) -> None:
+                conditions = self.conditions if clip.iteration == 1 else [CLEAN]
                 for d in detectors:
-                    if self._done(self.store.detections, f"{d}|{clip.id}"):
-                        progress.advance(p_det)
-                    else:
-                        pending_det[d].append(clip)
-                        submit_det(d)
-                if clip.kind == "spoof":
+                    for condition in conditions:
+                        if self._done(self.store.detections, detection_id(d, condition, clip.id)):
+                            progress.advance(p_det)
+                        else:
+                            pending_det[(d, condition)].append(clip)
+                            submit_det((d, condition))
+                if clip.gen_row is not None:
                     if self._done(self.store.measurements, clip.id):
                         progress.advance(p_meas)
                     else:
                         pending_measure.append(clip)
                         submit_measure()
 
-            def generation_finished(row: dict) -> None:
+            def generation_finished(row: dict) -> list[Future]:
+                """Hand a finished generation on; returns the I2D follow-up it started, if any."""
                 progress.advance(p_gen)
+                k = row.get("iteration", 1)
                 if row["status"] == "ok":
                     consume(self._generated_clip(row, by_id))
                 else:
-                    progress.update(p_det, total=progress.tasks[p_det].total - len(detectors))
+                    progress.update(p_det, total=progress.tasks[p_det].total - detections_per_clip(k))
                     progress.update(p_meas, total=progress.tasks[p_meas].total - 1)
+                if k >= depth[row["task"]]:
+                    return []
+                item = by_id[row["item"]]
+                nid = generation_id(row["generator"], row["task"], item.id, k + 1)
+                if self._done(self.store.generations, nid):
+                    return generation_finished(self.store.generations.get(nid))
+                if row["status"] == "ok":
+                    return [gen_pools[row["generator"]].submit(self._generate, row["generator"], row["task"], item,
+                                                               refs[item.id], k + 1, row)]
+                # Nothing to iterate on: the rest of the chain is failed rows naming the cause.
+                failed = {"id": nid, "generator": row["generator"], "task": row["task"], "item": item.id,
+                          "seed": item.seed, "iteration": k + 1, "reference_clip": row["id"],
+                          "speaker_reference": row.get("speaker_reference", ""), "status": "failed",
+                          "code": "UPSTREAM_FAILED", "reason": f"{nid}: I2D iteration {k} ({row['id']}) failed"}
+                self.store.generations.append(failed)
+                return generation_finished(failed)
 
-            for clip in bona:
+            for clip in corpus:
                 consume(clip)
-            gen_futures = []
+            outstanding: set[Future] = set()
             for gname, task, item in jobs:
-                gid = f"{gname}|{task}|{item.id}"
+                gid = generation_id(gname, task, item.id)
                 if self._done(self.store.generations, gid):
-                    generation_finished(self.store.generations.get(gid))
+                    outstanding.update(generation_finished(self.store.generations.get(gid)))
                 else:
-                    gen_futures.append(gen_pools[gname].submit(self._generate, gname, task, item, refs[item.id]))
-            for fut in as_completed(gen_futures):
-                generation_finished(fut.result())
-            for d in detectors:
-                submit_det(d, force=True)
+                    outstanding.add(gen_pools[gname].submit(self._generate, gname, task, item, refs[item.id]))
+            while outstanding:
+                finished, outstanding = wait(outstanding, return_when=FIRST_COMPLETED)
+                for fut in finished:
+                    outstanding.update(generation_finished(fut.result()))
+            for key in pending_det:
+                submit_det(key, force=True)
             submit_measure(force=True)
             for fut in list(consumer_futures):
                 fut.result()

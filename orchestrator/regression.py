@@ -97,12 +97,16 @@ def compare_runs(baseline: Path, current: Path, thresholds: dict) -> dict:
 
         raise IncomparableRuns(differences)
     rows = []
-    base_det = {(r["detector"], r["generator"]): r for r in _csv(baseline / "metrics" / "detection_metrics.csv")}
+    def det_key(r: dict) -> tuple[str, str, str]:
+        return r["detector"], r["generator"], r.get("condition") or "clean"
+
+    base_det = {det_key(r): r for r in _csv(baseline / "metrics" / "detection_metrics.csv")}
     for r in _csv(current / "metrics" / "detection_metrics.csv"):
-        key = (r["detector"], r["generator"])
+        key = det_key(r)
         if key in base_det:
+            label = f"{key[0]} vs {key[1]}" + ("" if key[2] == "clean" else f" @{key[2]}")
             for metric, thr in thresholds["detection"].items():
-                rows.append({"table": "detection", "row": f"{key[0]} vs {key[1]}",
+                rows.append({"table": "detection", "row": label,
                              **_verdict(base_det[key], r, metric, thr, metric not in LOWER_IS_BETTER_DETECTION)})
     direction = _higher_is_better(current)
     base_gen = {r["generator"]: r for r in _csv(baseline / "metrics" / "generator_metrics.csv")}

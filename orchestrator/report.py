@@ -1,9 +1,10 @@
 """``orchestrator report RUN_DIR``: ``report.json`` and a single static ``report.html``.
 
 The HTML needs no server, no internet and no script: the detector x generator EER heatmap is a
-coloured table, DET curves are inline SVG on normal-deviate axes, and the rest are tables: generator
-metrics with confidence intervals and composite ranks, detector composite ranks, per-label
-breakdowns, coverage and failures, and provenance (models, licences, weights hashes, versions,
+coloured table (one more per channel condition: the generator x condition x detector matrix), DET
+curves are inline SVG on normal-deviate axes, I2D trajectories are inline SVG line plots, and the
+rest are tables: generator metrics with confidence intervals and composite ranks, detector composite
+ranks, per-label breakdowns, I2D aggregates, coverage and failures, and provenance (models, licences, weights hashes, versions,
 manifest hash, scorer fingerprint). A run that is incomplete (pending work, no metrics) is refused
 unless ``allow_incomplete``; the report then says so at the top.
 """
@@ -72,9 +73,11 @@ def build_report(run_dir: Path, allow_incomplete: bool = False) -> dict:
     fingerprint = json.loads((metrics / "fingerprint.json").read_text()) if (metrics / "fingerprint.json").exists() else {}
     detections = [json.loads(line) for line in (run_dir / "detections.jsonl").read_text().splitlines()] \
         if (run_dir / "detections.jsonl").exists() else []
+    detection_rows = _csv(metrics / "detection_metrics.csv")
     curves = {}
     for d in record["config"]["detectors"]:
-        ok = [r for r in detections if r["detector"] == d and r["status"] == "ok"]
+        ok = [r for r in detections if r["detector"] == d and r["status"] == "ok"
+              and r.get("condition", "clean") == "clean" and r.get("iteration", 1) == 1]
         curves[d] = det_curve([r["score"] for r in ok if r["kind"] == "bonafide"],
                               [r["score"] for r in ok if r["kind"] == "spoof"])
     services = {}
@@ -101,8 +104,14 @@ def build_report(run_dir: Path, allow_incomplete: bool = False) -> dict:
                        "started_at": record.get("started_at"), "ended_at": record.get("ended_at"),
                        "scorer_fingerprint": fingerprint.get("fingerprint", {}),
                        "scorer_fingerprint_sha256_16": fingerprint.get("sha256_16"), "services": services},
-        "generators": list(record["config"]["generators"]), "detectors": list(record["config"]["detectors"]),
-        "detection": _csv(metrics / "detection_metrics.csv"),
+        "generators": list(record["config"]["generators"]) + sorted(
+            {r["generator"] for r in detection_rows} - set(record["config"]["generators"]) - {"pooled"}),
+        "detectors": list(record["config"]["detectors"]),
+        "conditions": {"clean": [], **record["config"].get("conditions", {})},
+        "i2d": record["config"]["protocol"].get("i2d"),
+        "i2d_iterations": _csv(metrics / "i2d_iterations.csv"),
+        "i2d_aggregates": _csv(metrics / "i2d_aggregates.csv"),
+        "detection": detection_rows,
         "detection_by_label": _csv(metrics / "detection_by_label.csv"),
         "generation": _csv(metrics / "generator_metrics.csv"),
         "generation_by_label": _csv(metrics / "generator_metrics_by_label.csv"),
@@ -140,10 +149,14 @@ def _heat_colour(eer: float) -> str:
     return PALETTE[min(len(PALETTE) - 1, int(min(eer, 0.5) / 0.5 * (len(PALETTE) - 1) + 0.5))]
 
 
-def _heatmap(rep: dict) -> str:
-    by = {(r["detector"], r["generator"]): r for r in rep["detection"]}
+def _condition(r: dict) -> str:
+    return r.get("condition") or "clean"
+
+
+def _heatmap(rep: dict, condition: str = "clean", table_id: str = "eer-heatmap") -> str:
+    by = {(r["detector"], r["generator"]): r for r in rep["detection"] if _condition(r) == condition}
     dets = rep["detectors"]
-    out = ['<table class="heat" id="eer-heatmap"><tr><th class="l">generator \\ detector</th>']
+    out = [f'<table class="heat" id="{_e(table_id)}"><tr><th class="l">generator \\ detector</th>']
     out += [f"<th>{_e(d)}</th>" for d in dets] + ["</tr>"]
     for g in rep["generators"] + ["pooled"]:
         out.append(f'<tr><th class="l">{_e(g)}</th>')
@@ -159,8 +172,42 @@ def _heatmap(rep: dict) -> str:
                        f'title="{_e(d)} vs {_e(g)}: EER {eer:.4f} {ci}, n={r["n_bonafide"]}+{r["n_spoof"]}">'
                        f'{"—" if math.isnan(eer) else f"{100 * eer:.1f}%"}</td>')
         out.append("</tr>")
-    out.append("</table><p class='small'>EER (lower = the detector wins; green 0%, red at or above 50%). "
-               "Dashed cells: attacks the detector was trained on. Hover for the 95% CI.</p>")
+    out.append("</table>")
+    return "".join(out)
+
+
+HEAT_NOTE = ("<p class='small'>EER (lower = the detector wins; green 0%, red at or above 50%). "
+             "Dashed cells: attacks the detector was trained on. Hover for the 95% CI.</p>")
+
+
+def _step_text(step: dict) -> str:
+    """``codec=mp3 compression=0.5``; the noise colour only where there is noise."""
+    shown = {k: v for k, v in step.items() if v is not None and (k != "noise" or step.get("noise_snr_db") is not None)}
+    return " ".join(f"{k}={v}" for k, v in shown.items())
+
+
+def _conditions_section(rep: dict) -> str:
+    """Pooled EER per detector x condition, then the full generator x detector matrix per condition."""
+    conditions = list(rep["conditions"])
+    if len(conditions) < 2:
+        return ""
+    by = {(r["detector"], _condition(r)): r for r in rep["detection"] if r["generator"] == "pooled"}
+    out = ["<h2>Channel conditions</h2><p class='small'>Every clip a detector scores, bona fide and spoof, "
+           "goes through the condition's channel first (steps in order).</p>",
+           '<table class="heat" id="condition-heatmap"><tr><th class="l">condition</th><th class="l">steps</th>']
+    out += [f"<th>{_e(d)}</th>" for d in rep["detectors"]] + ["</tr>"]
+    for c in conditions:
+        steps = ", ".join(_step_text(step) for step in rep["conditions"][c]) or "as generated"
+        out.append(f'<tr><th class="l">{_e(c)}</th><td class="l small">{_e(steps)}</td>')
+        for d in rep["detectors"]:
+            r = by.get((d, c))
+            eer = _f(r["eer"]) if r else math.nan
+            out.append(f'<td class="c" style="background:{_heat_colour(eer)}">'
+                       f'{"—" if math.isnan(eer) else f"{100 * eer:.1f}%"}</td>')
+        out.append("</tr>")
+    out.append("</table><p class='small'>Pooled EER over all generators, per condition.</p>")
+    for c in conditions[1:]:
+        out += [f"<h3>Condition {_e(c)}</h3>", _heatmap(rep, c, f"eer-heatmap-{c}")]
     return "".join(out)
 
 
@@ -201,6 +248,67 @@ def _det_svg(rep: dict) -> str:
     return "".join(parts)
 
 
+def _i2d_svg(rows: list[dict], metric: str, depth: int, w: int = 330, h: int = 230, pad: int = 40) -> str:
+    """One I2D trajectory plot: the metric per iteration, one line per generator/task."""
+    colours = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#17becf", "#7f7f7f"]
+    lines: dict[str, list[tuple[int, float]]] = {}
+    for r in rows:
+        if r["metric"] == metric and not math.isnan(_f(r["value"])):
+            lines.setdefault(f"{r['generator']} {r['task']}", []).append((int(r["iteration"]), _f(r["value"])))
+    values = [v for pts in lines.values() for _, v in pts]
+    if not values:
+        return ""
+    lo, hi = min(values), max(values)
+    if hi - lo < 1e-9:
+        lo, hi = lo - 0.5, hi + 0.5
+    span_x = max(depth - 1, 1)
+
+    def xy(k: int, v: float) -> tuple[float, float]:
+        return pad + (k - 1) / span_x * (w - 2 * pad), h - pad - (v - lo) / (hi - lo) * (h - 2 * pad)
+
+    sid = "i2d-" + "".join(ch if ch.isalnum() else "-" for ch in metric)
+    parts = [f'<svg class="i2d" id="{_e(sid)}" width="{w}" height="{h}" xmlns="http://www.w3.org/2000/svg" role="img">',
+             f'<text x="{w / 2}" y="14" text-anchor="middle">{_e(metric)}</text>',
+             f'<rect x="{pad}" y="{pad}" width="{w - 2 * pad}" height="{h - 2 * pad}" fill="none" stroke="#999"/>']
+    for k in range(1, depth + 1):
+        x, _ = xy(k, lo)
+        parts.append(f'<text x="{x:.1f}" y="{h - pad + 14}" text-anchor="middle">{k}</text>')
+    for v in (lo, hi):
+        _, y = xy(1, v)
+        parts.append(f'<text x="{pad - 4}" y="{y + 4:.1f}" text-anchor="end">{_n(v)}</text>')
+    parts.append(f'<text x="{w / 2}" y="{h - 6}" text-anchor="middle">iteration</text>')
+    for i, (name, pts) in enumerate(sorted(lines.items())):
+        c = colours[i % len(colours)]
+        path = " ".join(f"{x:.1f},{y:.1f}" for x, y in (xy(k, v) for k, v in sorted(pts)))
+        parts.append(f'<polyline points="{path}" fill="none" stroke="{c}" stroke-width="2"/>')
+        parts.extend(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="2.5" fill="{c}"/>' for x, y in (xy(k, v) for k, v in pts))
+        parts.append(f'<text x="{w - pad - 4}" y="{pad + 12 + 12 * i}" text-anchor="end" fill="{c}">{_e(name)}</text>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def _i2d_section(rep: dict) -> str:
+    if not rep.get("i2d"):
+        return ""
+    depth = int(rep["i2d"]["iterations"])
+    rows = rep["i2d_iterations"]
+    metrics = list(dict.fromkeys(r["metric"] for r in rows))
+    plots = "".join(_i2d_svg(rows, m, depth) for m in metrics)
+    aggregates = [{**r, **{k: _n(r.get(k)) for k in ("mean", "lwa", "ewa", "auc")}} for r in rep["i2d_aggregates"]]
+    return "".join([
+        f"<h2>I2D: iterate to differentiate ({depth} iterations)</h2>",
+        "<p class='small'>For CLONE and CONVERT, iteration k takes iteration k&minus;1's clip as its reference; "
+        "SIM is measured against the original reference speaker; eer:&lt;detector&gt; is that detector's EER on "
+        "the iteration's clips (clean channel).</p>",
+        f"<div id='i2d-plots'>{plots}</div>" if plots else "<p class='small'>no I2D clips</p>",
+        "<h3>Aggregates</h3><p class='small'>On the metric oriented higher-is-better (lower-is-better metrics as "
+        f"1 &minus; x): mean; LWA, weight k; EWA, weight {_e(rep['i2d'].get('ewa_decay', 0.5))}^(k&minus;1); "
+        "AUC, trapezoidal rule with unit spacing.</p>",
+        _table(aggregates, ["generator", "task", "metric", "iterations", "mean", "lwa", "ewa", "auc"], left=3,
+               table_id="i2d-aggregates"),
+    ])
+
+
 def _table(rows: list[dict], columns: list[str], left: int = 1, table_id: str = "") -> str:
     if not rows:
         return "<p class='small'>none</p>"
@@ -230,7 +338,7 @@ def render_html(rep: dict) -> str:
                    if not c.endswith(("_ci_low", "_ci_high")) and not c.startswith("n_")
                    and c not in ("generator", "family", "tasks", "scorer_fingerprint")]
     gen_rows, gen_cols = _with_ci(rep["generation"], gen_metrics, ["generator", "family", "tasks", "n_ok", "n_failed"])
-    det_rows, det_cols = _with_ci([r for r in rep["detection"] if r["generator"] == "pooled"],
+    det_rows, det_cols = _with_ci([r for r in rep["detection"] if r["generator"] == "pooled" and _condition(r) == "clean"],
                                   ["eer", "min_dcf", "act_dcf", "cllr", "min_cllr"],
                                   ["detector", "n_bonafide", "n_spoof", "scores_are_llr"])
     label_rows, label_cols = _with_ci(rep["detection_by_label"], ["eer", "min_dcf", "cllr"],
@@ -253,12 +361,14 @@ def render_html(rep: dict) -> str:
         parts.append(f'<p class="warn" id="incomplete"><b>Incomplete run</b>: {problems}. '
                      "These are not final results.</p>")
     parts += [
-        "<h2>Detector x generator EER</h2>", _heatmap(rep),
+        "<h2>Detector x generator EER</h2>", _heatmap(rep), HEAT_NOTE,
         "<h2>Detectors (pooled over generators)</h2>", _table(det_rows, det_cols, table_id="detectors"),
         "<p class='small'>actDCF and Cllr are meaningful only when the scores are calibrated LLRs "
         "(scores_are_llr).</p>",
         "<h2>DET curves (pooled)</h2>", _det_svg(rep),
+        _conditions_section(rep),
         "<h2>Generators</h2>", _table(gen_rows, gen_cols, left=3, table_id="generators"),
+        _i2d_section(rep),
         "<h2>Composite ranks</h2>", _table(rep["composite"], ["kind", "system", "score", "rank", "note"], left=2),
         "<h2>Per-label breakdown</h2><p class='small'>Every manifest label (sex, subset, corpus, emotion, attack "
         "id, ...) is an axis.</p>",

@@ -14,6 +14,20 @@ import threading
 from pathlib import Path
 
 
+CLEAN = "clean"
+
+
+def generation_id(generator: str, task: str, item_id: str, iteration: int = 1) -> str:
+    """Iteration 1 is the one-shot clip; I2D iteration k > 1 gets a suffix."""
+    base = f"{generator}|{task}|{item_id}"
+    return base if iteration == 1 else f"{base}|i2d{iteration}"
+
+
+def detection_id(detector: str, condition: str, clip_id: str) -> str:
+    """A detector's score of a clip under a channel condition (the clean condition has no suffix)."""
+    return f"{detector}|{clip_id}" if condition == CLEAN else f"{detector}@{condition}|{clip_id}"
+
+
 class JsonlTable:
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -64,6 +78,8 @@ class RunStore:
         self.generations = JsonlTable(run_dir / "generations.jsonl")
         self.detections = JsonlTable(run_dir / "detections.jsonl")
         self.measurements = JsonlTable(run_dir / "measurements.jsonl")
+        # Channel conditions: one row per (condition, clip) with the degraded audio's path and hash.
+        self.degradations = JsonlTable(run_dir / "degradations.jsonl")
 
     @property
     def manifest_path(self) -> Path:

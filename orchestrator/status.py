@@ -2,8 +2,8 @@
 
 The plan is rebuilt from the run's own records (the frozen manifest, the resolved config and the
 tasks each generator declared in ``run.json``), so a run that stopped half-way shows what is still
-pending: generation (generator x task x item), detection (detector x every bona fide item and every
-generated clip) and measurement (every generated clip, when metrics are configured). A failure is a
+pending: generation (generator x task x item, x I2D iteration for CLONE/CONVERT), detection (detector
+x channel condition x every bona fide item and every generated clip) and measurement (every generated clip, when metrics are configured). A failure is a
 row with its reason; identical reasons are counted together.
 """
 from __future__ import annotations
@@ -14,7 +14,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .config import I2D_TASKS
 from .manifest import ManifestSet
+from .run_store import CLEAN, detection_id, generation_id
 
 
 class NotARunDirectory(ValueError):
@@ -75,19 +77,30 @@ def run_status(run_dir: Path) -> dict:
         raise NotARunDirectory(f"{run_dir}: not a run directory (no run.json and manifest.jsonl)")
     record = json.loads(record_path.read_text())
     cfg = record["config"]
-    items = [it.id for it in ManifestSet.from_file(run_dir / "manifest.jsonl")]
+    manifest = ManifestSet.from_file(run_dir / "manifest.jsonl")
+    items = [it.id for it in manifest]                 # every corpus clip is scored, spoofs included
+    sources = [it.id for it in manifest.bonafide()]    # generators take bona fide inputs only
     gens = _rows(run_dir / "generations.jsonl")
     dets = _rows(run_dir / "detections.jsonl")
     meas = _rows(run_dir / "measurements.jsonl")
     coverage: list[Coverage] = []
+    i2d = cfg["protocol"].get("i2d")
     for g in cfg["generators"]:
         declared = set(record.get("services", {}).get(g, {}).get("info", {}).get("tasks", []))
-        ids = [f"{g}|{t}|{i}" for t in cfg["protocol"]["tasks"] if t in declared for i in items]
+        ids = [generation_id(g, t, i, k) for t in cfg["protocol"]["tasks"] if t in declared for i in sources
+               for k in range(1, (i2d["iterations"] if i2d and t in I2D_TASKS else 1) + 1)]
         coverage.append(_count(Coverage("generation", g, len(ids)), ids, gens))
-    clips = items + sorted(i for i, r in gens.items() if r["status"] == "ok")
+    generated = sorted(i for i, r in gens.items() if r["status"] == "ok")
+    one_shot = items + [i for i in generated if gens[i].get("iteration", 1) == 1]
+    iterated = [i for i in generated if gens[i].get("iteration", 1) > 1]
+    conditions = [CLEAN, *cfg.get("conditions", {})]
     for d in cfg["detectors"]:
-        ids = [f"{d}|{c}" for c in clips]
-        coverage.append(_count(Coverage("detection", d, len(ids)), ids, dets))
+        for condition in conditions:
+            # I2D iterations beyond the first are scored on the clean channel only.
+            clips = one_shot + iterated if condition == CLEAN else one_shot
+            ids = [detection_id(d, condition, c) for c in clips]
+            service = d if condition == CLEAN else f"{d}@{condition}"
+            coverage.append(_count(Coverage("detection", service, len(ids)), ids, dets))
     if cfg["scorer"]["metrics"]:
         ids = sorted(i for i, r in gens.items() if r["status"] == "ok")
         coverage.append(_count(Coverage("measurement", "scorer", len(ids)), ids, meas))

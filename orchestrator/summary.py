@@ -1,4 +1,5 @@
-"""The end-of-run summary: the detector x generator EER matrix and the generator table."""
+"""The end-of-run summary: the detector x generator EER matrix (clean channel), pooled EER per channel
+condition, the generator table, I2D aggregates and composite ranks."""
 from __future__ import annotations
 
 import csv
@@ -22,14 +23,44 @@ def _num(v: str, digits: int = 3) -> str:
 
 
 def print_summary(run_dir: Path, console: Console) -> None:
-    det = _read(run_dir / "metrics" / "detection_metrics.csv")
+    all_det = _read(run_dir / "metrics" / "detection_metrics.csv")
+    det = [r for r in all_det if r.get("condition", "clean") == "clean"]
     gen = _read(run_dir / "metrics" / "generator_metrics.csv")
     generators = list(dict.fromkeys(r["generator"] for r in det))
     detectors = list(dict.fromkeys(r["detector"] for r in det))
     if detectors:
         _print_detection(det, generators, detectors, console)
+        _print_conditions(all_det, detectors, console)
     _print_generators(gen, console)
+    _print_i2d(run_dir, console)
     _print_composites(run_dir, console)
+
+
+def _print_conditions(det: list[dict], detectors: list[str], console: Console) -> None:
+    conditions = list(dict.fromkeys(r.get("condition", "clean") for r in det))
+    if len(conditions) < 2:
+        return
+    t = Table(title="Pooled EER per channel condition (every clip degraded before detection)")
+    t.add_column("condition")
+    for d in detectors:
+        t.add_column(d, justify="right")
+    by = {(r["detector"], r["condition"]): r["eer"] for r in det if r["generator"] == "pooled"}
+    for c in conditions:
+        t.add_row(c, *[_pct(by.get((d, c), "")) for d in detectors])
+    console.print(t)
+
+
+def _print_i2d(run_dir: Path, console: Console) -> None:
+    path = run_dir / "metrics" / "i2d_aggregates.csv"
+    rows = _read(path) if path.exists() else []
+    if not rows:
+        return
+    t = Table(title="I2D aggregates (higher = better for the generator; metrics/i2d_iterations.csv has each iteration)")
+    for c in ("generator", "task", "metric", "mean", "lwa", "ewa", "auc"):
+        t.add_column(c, justify="right")
+    for r in rows:
+        t.add_row(r["generator"], r["task"], r["metric"], *[_num(r[k]) for k in ("mean", "lwa", "ewa", "auc")])
+    console.print(t)
 
 
 def _print_detection(det: list[dict], generators: list[str], detectors: list[str], console: Console) -> None:

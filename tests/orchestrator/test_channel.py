@@ -1,0 +1,120 @@
+"""Channel conditions: each step does what it says, measured independently of the code under test."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import yaml
+
+from orchestrator.channel import apply_condition, condition_seed
+from orchestrator.config import ChannelStep, ConfigError, load_config
+from voxarena.codec import AudioClip, read_audio_file
+
+
+@pytest.fixture(scope="module")
+def speech(speech_dir) -> AudioClip:
+    path = sorted((speech_dir / "LibriSpeech" / "test-clean").rglob("*.flac"))[0]
+    return read_audio_file(path)
+
+
+def steps(*dicts) -> list[ChannelStep]:
+    return [ChannelStep(**d) for d in dicts]
+
+
+def snr_db(clean: np.ndarray, degraded: np.ndarray) -> float:
+    n = min(clean.size, degraded.size)
+    c, d = clean[:n].astype(np.float64), degraded[:n].astype(np.float64)
+    return 10 * np.log10(np.sum(c ** 2) / np.sum((d - c) ** 2))
+
+
+@pytest.mark.parametrize("target,colour", [(20.0, "white"), (5.0, "white"), (10.0, "pink")])
+def test_noise_is_added_at_the_declared_snr(speech, target, colour):
+    out, done = apply_condition(speech, steps({"noise_snr_db": target, "noise": colour}), seed=7)
+    assert out.sample_rate == speech.sample_rate and out.samples.dtype == np.int16
+    assert abs(snr_db(speech.as_float32(), out.as_float32()) - target) < 0.05
+    assert done["steps"] == [{"noise_snr_db": target, "noise": colour}]
+
+
+def test_noise_is_seeded_by_run_condition_and_clip(speech):
+    a, _ = apply_condition(speech, steps({"noise_snr_db": 10}), condition_seed(3, "noisy", "clip-1"))
+    b, _ = apply_condition(speech, steps({"noise_snr_db": 10}), condition_seed(3, "noisy", "clip-1"))
+    c, _ = apply_condition(speech, steps({"noise_snr_db": 10}), condition_seed(3, "noisy", "clip-2"))
+    assert np.array_equal(a.samples, b.samples) and not np.array_equal(a.samples, c.samples)
+    assert condition_seed(3, "noisy", "clip-1") != condition_seed(4, "noisy", "clip-1")
+
+
+def test_pink_noise_has_more_low_than_high_frequency_power(speech):
+    silentish = AudioClip(np.full(32000, 1000, dtype=np.int16), 16000)  # DC only: the noise is all that varies
+    out, _ = apply_condition(silentish, steps({"noise_snr_db": 0, "noise": "pink"}), seed=1)
+    spec = np.abs(np.fft.rfft(out.as_float32() - out.as_float32().mean())) ** 2
+    f = np.fft.rfftfreq(out.samples.size, 1 / 16000)
+    assert spec[(f > 50) & (f < 500)].mean() > 5 * spec[(f > 4000) & (f < 7500)].mean()
+
+
+def test_gain_and_clipping(speech):
+    out, done = apply_condition(speech, steps({"gain_db": -6}), seed=0)
+    ratio = np.sum(out.as_float32().astype(np.float64) ** 2) / np.sum(speech.as_float32().astype(np.float64) ** 2)
+    assert abs(10 * np.log10(ratio) + 6) < 0.01 and done["clipped_samples"] == 0
+    loud, done = apply_condition(speech, steps({"gain_db": 30}), seed=0)
+    assert done["clipped_samples"] > 0 and loud.samples.max() == 32767
+
+
+def test_resample_to_8k_keeps_the_duration(speech):
+    out, _ = apply_condition(speech, steps({"resample": 8000}), seed=0)
+    assert out.sample_rate == 8000 and abs(out.duration - speech.duration) < 1e-3
+    spec = np.abs(np.fft.rfft(out.as_float32())) ** 2
+    assert spec.size == out.samples.size // 2 + 1  # nothing above 4 kHz can exist at 8 kHz
+
+
+@pytest.mark.parametrize("codec,rate,kbps", [("gsm", 8000, (12.0, 14.5)), ("ulaw", 8000, (63.0, 65.0)),
+                                             ("alaw", 8000, (63.0, 65.0)), ("mp3", 16000, (8.0, 200.0)),
+                                             ("opus", 16000, (4.0, 200.0)), ("vorbis", 16000, (4.0, 300.0))])
+def test_codecs_encode_decode_at_their_rates(speech, codec, rate, kbps):
+    out, done = apply_condition(speech, steps({"codec": codec}), seed=0)
+    assert out.sample_rate == rate
+    assert kbps[0] <= done["steps"][0]["kbps"] <= kbps[1], done
+    assert abs(out.duration - speech.duration) < 0.1  # codec delay / padding, not lost audio
+    if codec in ("ulaw", "alaw"):  # waveform codecs: high SNR against the 8 kHz input
+        ref, _ = apply_condition(speech, steps({"resample": 8000}), seed=0)
+        assert snr_db(ref.as_float32(), out.as_float32()) > 25
+    # the codec changed the audio, and the same input gives the same bytes
+    again, _ = apply_condition(speech, steps({"codec": codec}), seed=0)
+    assert np.array_equal(out.samples, again.samples)
+
+
+def test_mp3_compression_level_lowers_the_bit_rate(speech):
+    _, best = apply_condition(speech, steps({"codec": "mp3", "compression": 0.0}), seed=0)
+    _, worst = apply_condition(speech, steps({"codec": "mp3", "compression": 0.99}), seed=0)
+    assert best["steps"][0]["kbps"] > 2 * worst["steps"][0]["kbps"]
+
+
+def test_chain_runs_in_order(speech):
+    out, done = apply_condition(speech, steps({"resample": 8000}, {"codec": "gsm"}, {"noise_snr_db": 30}), seed=0)
+    assert out.sample_rate == 8000 and [next(iter(s)) for s in done["steps"]] == ["resample", "codec", "noise_snr_db"]
+
+
+def _config(tmp_path, conditions) -> object:
+    cfg = {"dataset": {"root": str(tmp_path), "subsets": ["x"]}, "generators": {"g": {}}, "conditions": conditions}
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    return path
+
+
+@pytest.mark.parametrize("conditions,message", [
+    ({"bad": [{"codec": "mp3", "gain_db": 3}]}, "exactly one of"),
+    ({"bad": [{"codec": "gsm", "compression": 0.5}]}, "compression applies"),
+    ({"bad": [{"codec": "flac"}]}, "conditions.bad.0.codec"),
+    ({"bad": [{"codec": "mp3", "compression": 1.0}]}, "0.99 is its lowest"),
+    ({"clean": [{"gain_db": 1}]}, "not 'clean'"),
+    ({"empty": []}, "conditions.empty: no steps"),
+    ({"bad": [{"gian_db": 1}]}, "gian_db: unknown key"),
+])
+def test_bad_conditions_are_refused_naming_the_key(tmp_path, conditions, message):
+    with pytest.raises(ConfigError, match=message):
+        load_config(_config(tmp_path, conditions))
+
+
+def test_silent_clip_with_noise_is_a_named_error():
+    from orchestrator.channel import ChannelError
+
+    with pytest.raises(ChannelError, match="silent"):
+        apply_condition(AudioClip(np.zeros(1600, dtype=np.int16), 16000), steps({"noise_snr_db": 10}), seed=0)
