@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import numpy as np
-import pytest
 from scipy.fft import dct
 
 from services.detectors.lfcc_gmm.gmm import DiagonalGmm
