@@ -243,14 +243,17 @@ def _det_svg(rep: dict) -> str:
         c = colours[k % len(colours)]
         path = " ".join(f"{x:.1f},{y:.1f}" for x, y in (xy(a, b) for a, b in pts))
         parts.append(f'<polyline points="{path}" fill="none" stroke="{c}" stroke-width="2"/>'
-                     f'<text x="{w - pad - 4}" y="{pad + 14 + 14 * k}" text-anchor="end" fill="{c}">{_e(d)}</text>')
+                     f'<text x="{w - pad - 4}" y="{pad + 14 + 14 * k}" text-anchor="end" style="fill:{c}">{_e(d)}</text>')
     parts.append("</svg>")
     return "".join(parts)
 
 
-def _i2d_svg(rows: list[dict], metric: str, depth: int, w: int = 330, h: int = 230, pad: int = 40) -> str:
-    """One I2D trajectory plot: the metric per iteration, one line per generator/task."""
-    colours = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#17becf", "#7f7f7f"]
+I2D_COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#17becf", "#7f7f7f"]
+
+
+def _i2d_svg(rows: list[dict], metric: str, depth: int, colour: dict[str, str], w: int = 330, h: int = 220,
+             pad: int = 52) -> str:
+    """One I2D trajectory plot: the metric per iteration, one line per generator/task (shared legend)."""
     lines: dict[str, list[tuple[int, float]]] = {}
     for r in rows:
         if r["metric"] == metric and not math.isnan(_f(r["value"])):
@@ -277,12 +280,12 @@ def _i2d_svg(rows: list[dict], metric: str, depth: int, w: int = 330, h: int = 2
         _, y = xy(1, v)
         parts.append(f'<text x="{pad - 4}" y="{y + 4:.1f}" text-anchor="end">{_n(v)}</text>')
     parts.append(f'<text x="{w / 2}" y="{h - 6}" text-anchor="middle">iteration</text>')
-    for i, (name, pts) in enumerate(sorted(lines.items())):
-        c = colours[i % len(colours)]
+    for name, pts in sorted(lines.items()):
+        c = colour[name]
         path = " ".join(f"{x:.1f},{y:.1f}" for x, y in (xy(k, v) for k, v in sorted(pts)))
-        parts.append(f'<polyline points="{path}" fill="none" stroke="{c}" stroke-width="2"/>')
+        parts.append(f'<polyline points="{path}" fill="none" stroke="{c}" stroke-width="2"><title>{_e(name)}</title>'
+                     "</polyline>")
         parts.extend(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="2.5" fill="{c}"/>' for x, y in (xy(k, v) for k, v in pts))
-        parts.append(f'<text x="{w - pad - 4}" y="{pad + 12 + 12 * i}" text-anchor="end" fill="{c}">{_e(name)}</text>')
     parts.append("</svg>")
     return "".join(parts)
 
@@ -293,14 +296,17 @@ def _i2d_section(rep: dict) -> str:
     depth = int(rep["i2d"]["iterations"])
     rows = rep["i2d_iterations"]
     metrics = list(dict.fromkeys(r["metric"] for r in rows))
-    plots = "".join(_i2d_svg(rows, m, depth) for m in metrics)
+    names = sorted({f"{r['generator']} {r['task']}" for r in rows})
+    colour = {n: I2D_COLOURS[i % len(I2D_COLOURS)] for i, n in enumerate(names)}
+    legend = " ".join(f'<span style="color:{c};font-weight:600">&#9632; {_e(n)}</span>' for n, c in colour.items())
+    plots = "".join(_i2d_svg(rows, m, depth, colour) for m in metrics)
     aggregates = [{**r, **{k: _n(r.get(k)) for k in ("mean", "lwa", "ewa", "auc")}} for r in rep["i2d_aggregates"]]
     return "".join([
         f"<h2>I2D: iterate to differentiate ({depth} iterations)</h2>",
         "<p class='small'>For CLONE and CONVERT, iteration k takes iteration k&minus;1's clip as its reference; "
         "SIM is measured against the original reference speaker; eer:&lt;detector&gt; is that detector's EER on "
         "the iteration's clips (clean channel).</p>",
-        f"<div id='i2d-plots'>{plots}</div>" if plots else "<p class='small'>no I2D clips</p>",
+        f"<p>{legend}</p><div id='i2d-plots'>{plots}</div>" if plots else "<p class='small'>no I2D clips</p>",
         "<h3>Aggregates</h3><p class='small'>On the metric oriented higher-is-better (lower-is-better metrics as "
         f"1 &minus; x): mean; LWA, weight k; EWA, weight {_e(rep['i2d'].get('ewa_decay', 0.5))}^(k&minus;1); "
         "AUC, trapezoidal rule with unit spacing.</p>",
