@@ -95,6 +95,7 @@ bench-containers: images
 
 bench-scorer: setup
 	$(PY) benchmarks/scorer_throughput.py
+	$(PY) benchmarks/detection_bootstrap.py
 
 clean:
 	rm -rf $(VENV) runs .pytest_cache

@@ -76,12 +76,19 @@ def cllr(bonafide: np.ndarray, spoof: np.ndarray) -> float:
 
 
 def pav_llrs(bonafide: np.ndarray, spoof: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Optimally calibrated LLRs by pool-adjacent-violators (BOSARIS ``opt_loglr``), may be ±inf."""
-    from sklearn.isotonic import IsotonicRegression
+    """Optimally calibrated LLRs by pool-adjacent-violators (BOSARIS ``opt_loglr``), may be ±inf.
+
+    Tied scores are pooled first (their label mean, weighted by their count), then scipy's PAV runs
+    on the sorted unique scores: the same posteriors as sklearn's IsotonicRegression (tested), about
+    8x faster, which matters inside the bootstrap (one PAV per resample per trial set).
+    """
+    from scipy.optimize import isotonic_regression
 
     scores = np.concatenate([bonafide, spoof])
     labels = np.concatenate([np.ones(bonafide.size), np.zeros(spoof.size)])
-    posterior = IsotonicRegression(y_min=0.0, y_max=1.0, increasing=True).fit_transform(scores, labels)
+    _, inverse, counts = np.unique(scores, return_inverse=True, return_counts=True)
+    pooled = np.bincount(inverse, weights=labels) / counts
+    posterior = isotonic_regression(pooled, weights=counts.astype(np.float64), increasing=True).x[inverse]
     prior_log_odds = np.log(bonafide.size / spoof.size)
     with np.errstate(divide="ignore"):
         llr = np.log(posterior) - np.log1p(-posterior) - prior_log_odds

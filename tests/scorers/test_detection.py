@@ -77,3 +77,19 @@ def test_rejects_empty_or_nonfinite():
         D.detection_metrics([], [1.0])
     with pytest.raises(ValueError, match="finite"):
         D.detection_metrics([np.nan], [1.0])
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_pav_matches_sklearn_isotonic_regression_with_ties(seed):
+    """The scorer's PAV (tied scores pooled, then scipy) against sklearn's IsotonicRegression on raw scores."""
+    from sklearn.isotonic import IsotonicRegression
+
+    rng = np.random.default_rng(seed)
+    b = np.round(rng.normal(1.0, 1.0, rng.integers(2, 150)), 1)   # rounding makes ties, across classes too
+    s = np.round(rng.normal(-1.0, 1.5, rng.integers(2, 150)), 1)
+    scores, labels = np.r_[b, s], np.r_[np.ones(b.size), np.zeros(s.size)]
+    posterior = IsotonicRegression(y_min=0.0, y_max=1.0, increasing=True).fit_transform(scores, labels)
+    with np.errstate(divide="ignore"):
+        expected = np.log(posterior) - np.log1p(-posterior) - np.log(b.size / s.size)
+    got_b, got_s = D.pav_llrs(b, s)
+    np.testing.assert_allclose(np.r_[got_b, got_s], expected, rtol=1e-9, atol=1e-12)
