@@ -58,3 +58,10 @@ def test_overrides_and_env(tmp_path, monkeypatch):
     with pytest.raises(ConfigError, match="SPEECH is not set") as e:
         load_config(path)
     assert str(path) in str(e.value)
+
+
+@pytest.mark.parametrize("path", sorted((Path(__file__).resolve().parents[2] / "configs").glob("*.yaml")),
+                         ids=lambda p: p.name)
+def test_every_shipped_config_is_valid(path):
+    cfg = load_config(path)
+    assert cfg.generators and Path(cfg.dataset.root).is_absolute()
