@@ -226,8 +226,7 @@ def compare_check(run_a: Path = typer.Argument(..., help="baseline run"),
     try:
         differences = protocol_differences(run_a, run_b)
     except FileNotFoundError as e:
-        err.print(f"[red]error:[/red] {e}", highlight=False)
-        raise typer.Exit(2) from None
+        _fail(e)
     if differences:
         err.print(f"[red]not comparable:[/red] {run_a} vs {run_b}", highlight=False)
         for d in differences:
@@ -248,8 +247,7 @@ def compare_timing_cmd(run_a: Path = typer.Argument(..., help="baseline run"),
     try:
         rows = compare_timing(run_a, run_b)
     except FileNotFoundError as e:
-        err.print(f"[red]error:[/red] {e}", highlight=False)
-        raise typer.Exit(2) from None
+        _fail(e)
     if json_out:
         _print_json({"run_a": str(run_a), "run_b": str(run_b), "rows": rows})
         return
