@@ -309,14 +309,20 @@ def build_table_manifest(ds: DatasetConfig, run_seed: int) -> ManifestSet:
 ASVSPOOF_KEYS = ("bonafide", "spoof")
 
 
+# Column count -> (layout, column of the key). The count, not the first "bonafide" word, tells the
+# layout: 2021 DF writes the vocoder ("bonafide" for bona fide rows) after the key, and 2021 and
+# ASVspoof 5 write "bonafide" in the attack column before it.
+ASVSPOOF_LAYOUTS = {5: ("2019", 4), 8: ("2021-LA", 5), 13: ("2021-DF", 5), 10: ("ASVspoof5", 8)}
+
+
 def read_asvspoof_protocol(path: Path) -> list[dict]:
     """Rows of an ASVspoof CM protocol / key file: {speaker, id, key, labels}.
 
-    The layout is told by where the key (bonafide/spoof) stands, the attack id just before it:
-    2019 LA/PA ``SPK UTT ENV|- ATTACK|- KEY``; 2021 LA/DF trial_metadata ``SPK UTT CODEC TRANSMISSION
-    ATTACK KEY TRIM SUBSET ...``; ASVspoof 5 ``SPK FILE SEX CODEC CODEC_Q CODEC_SEED ATTACK_TAG
-    ATTACK_LABEL KEY -``. Bona fide rows carry no attack label (so an attack breakdown keeps every
-    bona fide trial); spoof rows carry ``attack`` and, where the file has them, codec, sex, ...
+    2019 LA/PA ``SPK UTT ENV|- ATTACK|- KEY`` (5 columns); 2021 LA trial_metadata ``SPK UTT CODEC
+    TRANSMISSION ATTACK KEY TRIM SUBSET`` (8), DF the same plus ``VOCODER - - - -`` (13); ASVspoof 5
+    ``SPK FILE SEX CODEC CODEC_Q CODEC_SEED ATTACK_TAG ATTACK_LABEL KEY -`` (10). Bona fide rows carry
+    no attack label (so an attack breakdown keeps every bona fide trial); spoof rows carry ``attack``
+    and, where the file has them, codec, sex, ...
     """
     try:
         lines = path.read_text().splitlines()
@@ -327,19 +333,21 @@ def read_asvspoof_protocol(path: Path) -> list[dict]:
         parts = line.split()
         if not parts or (n == 1 and parts[0].upper().startswith("SPEAKER")):
             continue
-        # The last bonafide/spoof token is the key (2021 and ASVspoof 5 also write "bonafide" as the attack).
-        key_at = max((i for i, p in enumerate(parts) if p in ASVSPOOF_KEYS), default=None)
-        if key_at is None or key_at < 2:
-            raise DatasetError(f"{path}:{n}: no bonafide/spoof key after speaker and file ({line.strip()[:80]!r})")
+        if len(parts) not in ASVSPOOF_LAYOUTS:
+            raise DatasetError(f"{path}:{n}: {len(parts)} columns, not an ASVspoof protocol layout "
+                               f"({', '.join(f'{c} ({name})' for c, (name, _) in ASVSPOOF_LAYOUTS.items())})")
+        layout, key_at = ASVSPOOF_LAYOUTS[len(parts)]
         key, attack = parts[key_at], parts[key_at - 1]
+        if key not in ASVSPOOF_KEYS:
+            raise DatasetError(f"{path}:{n}: column {key_at + 1} of a {layout} line is {key!r}, not bonafide/spoof")
         labels = {"key": key}
         if key == "spoof":
             labels["attack"] = attack if attack not in ("-", "bonafide") else "spoof"
-        if key_at == 8:                                    # ASVspoof 5
+        if layout == "ASVspoof5":
             labels.update(sex=parts[2], codec=parts[3])
-        elif key_at == 5:                                  # 2021 LA / DF
+        elif layout.startswith("2021"):
             labels.update(codec=parts[2], transmission=parts[3])
-        elif key_at == 4 and parts[2] != "-":              # 2019 PA: acoustic environment
+        elif parts[2] != "-":                              # 2019 PA: acoustic environment
             labels["environment"] = parts[2]
         labels = {k: v for k, v in labels.items() if v != "-"}
         rows.append({"speaker": parts[0], "id": parts[1], "key": key, "labels": labels})

@@ -26,6 +26,7 @@ def test_the_three_protocol_layouts(tmp_path):
                  "PA_0079 PA_E_1000001 aaa AA spoof\n"                                         # 2019 PA
                  "LA_0009 LA_E_9332881 alaw ita_tx A07 spoof notrim eval\n"                    # 2021 LA
                  "LA_0043 DF_E_2000011 nocodec asvspoof A14 spoof notrim progress traditional_vocoder - - - -\n"
+                 "LA_0023 DF_E_2000026 mp3m4a vcc2018 - bonafide notrim eval bonafide - - - -\n"       # 2021 DF
                  "E_0001 E_0000000001 F mp3 5 1 AC3 A11 spoof -\n"                            # ASVspoof 5
                  "E_0002 E_0000000002 M - - - - bonafide bonafide -\n")
     rows = read_asvspoof_protocol(p)
@@ -36,11 +37,15 @@ def test_the_three_protocol_layouts(tmp_path):
         {"key": "spoof", "attack": "AA", "environment": "aaa"},
         {"key": "spoof", "attack": "A07", "codec": "alaw", "transmission": "ita_tx"},
         {"key": "spoof", "attack": "A14", "codec": "nocodec", "transmission": "asvspoof"},
+        {"key": "bonafide", "codec": "mp3m4a", "transmission": "vcc2018"},
         {"key": "spoof", "attack": "A11", "sex": "F", "codec": "mp3"},
         {"key": "bonafide", "sex": "M"},
     ]
     p.write_text("LA_0039 LA_E_2834763 - A11 spoof\nLA_0039 LA_E_2834764 - A11 maybe\n")
-    with pytest.raises(DatasetError, match=r"p.txt:2: no bonafide/spoof key"):
+    with pytest.raises(DatasetError, match=r"p.txt:2: column 5 of a 2019 line is 'maybe'"):
+        read_asvspoof_protocol(p)
+    p.write_text("LA_0039 LA_E_2834763 A11 spoof\n")
+    with pytest.raises(DatasetError, match=r"p.txt:1: 4 columns, not an ASVspoof protocol layout"):
         read_asvspoof_protocol(p)
 
 
