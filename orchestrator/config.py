@@ -88,8 +88,10 @@ class ChannelStep(_Strict):
         if len(kinds) != 1:
             raise ValueError("a step sets exactly one of resample, codec, noise_snr_db, gain_db"
                              + (f" (got {', '.join(kinds)})" if kinds else ""))
-        if self.compression is not None and self.codec not in ("mp3", "opus", "vorbis"):
-            raise ValueError("compression applies to codec mp3, opus or vorbis only")
+        from .channel import COMPRESSIBLE
+
+        if self.compression is not None and self.codec not in COMPRESSIBLE:
+            raise ValueError(f"compression applies to codec {', '.join(COMPRESSIBLE)} only")
         if self.codec == "mp3" and self.compression == 1.0:
             raise ValueError("mp3: libsndfile's encoder refuses compression 1.0; 0.99 is its lowest bit rate")
         return self

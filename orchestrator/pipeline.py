@@ -310,21 +310,24 @@ class Arena:
     # ---------------------------------------------------------------- channel conditions
     def _degraded(self, clip: Clip, condition: str) -> AudioClip:
         """The clip as the condition's channel delivers it: computed once, stored, recorded, reused."""
-        source = self._read_clip(clip.path, clip.sha256, clip.id)
         if condition == CLEAN:
-            return source
+            return self._read_clip(clip.path, clip.sha256, clip.id)
         key = f"{condition}|{clip.id}"
         with self._locks_guard:
             lock = self._degrade_locks.setdefault(key, threading.Lock())
         with lock:
+            # Every detector asks for the same degradation: the first computes it, the rest reuse the
+            # row, a failed one included (until --retry-failed).
             row = self.store.degradations.get(key)
-            if row is not None and row["status"] == "ok" and row["source_sha256"] == clip.sha256:
+            if row is not None and row["source_sha256"] == clip.sha256 and self._done(self.store.degradations, key):
+                if row["status"] != "ok":
+                    raise ChannelError(row["reason"])
                 return self._read_clip(self.store.dir / row["audio"], row["audio_sha256"], key)
             base = {"id": key, "condition": condition, "clip": clip.id, "source_sha256": clip.sha256}
             try:
-                out, done = apply_condition(source, self.cfg.conditions[condition],
+                out, done = apply_condition(self._read_clip(clip.path, clip.sha256, clip.id), self.cfg.conditions[condition],
                                             condition_seed(self.cfg.protocol.seed, condition, clip.id))
-            except (ChannelError, ValueError, RuntimeError) as e:
+            except (ValueError, RuntimeError) as e:  # ChannelError is a ValueError
                 # RuntimeError: libsndfile refusing an encoding (soundfile raises LibsndfileError).
                 reason = f"{clip.id}: condition {condition!r}: {e}"
                 self.store.degradations.append({**base, "status": "failed", "reason": reason})

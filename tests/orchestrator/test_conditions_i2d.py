@@ -142,3 +142,29 @@ def test_rerun_resumes_and_a_failed_iteration_fails_the_rest_of_its_chain(run, t
     st = run_status(out)
     gen_cov = next(r for r in st["coverage"] if r["stage"] == "generation")
     assert gen_cov["expected"] == 12 and gen_cov["pending"] == 0 and gen_cov["failed"] == 3 * refused
+
+
+def test_each_degradation_is_computed_once_for_all_detectors(tmp_path, speech_dir):
+    """Two detectors share one degradation per (condition, clip), a failed one too: one row each in
+    degradations.jsonl, and every detector's score of a clip the channel cannot carry names why."""
+    import soundfile as sf
+
+    speech = sorted((speech_dir / "LibriSpeech" / "test-clean").rglob("*.flac"))[:2]
+    sf.write(tmp_path / "silence.wav", [0.0] * 16000, 16000, subtype="PCM_16")
+    table = tmp_path / "items.csv"
+    table.write_text("id,audio,speaker,text\n" + "".join(f"s{i},{p},spk{i},HELLO THERE\n" for i, p in enumerate(speech))
+                     + "quiet,silence.wav,spk9,HELLO AGAIN\n")
+    config = make_config(tmp_path, speech_dir, **{
+        "dataset": {"kind": "table", "root": str(table)}, "protocol.tasks": ["TTS"],
+        "detectors": {"dummy-detector": {}, "second": {"module": "services.testing.dummy_detector"}},
+        "conditions": {"noisy": [{"noise_snr_db": 10}]}})
+    out = tmp_path / "run"
+    run_arena(config, out)
+    lines = rows(out / "degradations.jsonl")
+    assert len(lines) == 3 + 3 and len({r["id"] for r in lines}) == 6   # 3 bona fide + 3 TTS clips, once each
+    failed = [r for r in lines if r["status"] != "ok"]
+    assert [r["id"] for r in failed] == ["noisy|quiet"] and "silent" in failed[0]["reason"]
+    dets = {r["id"]: r for r in rows(out / "detections.jsonl")}
+    for d in ("dummy-detector", "second"):
+        assert dets[f"{d}@noisy|quiet"]["status"] == "failed" and "silent" in dets[f"{d}@noisy|quiet"]["reason"]
+        assert dets[f"{d}|quiet"]["status"] == "ok"   # the clean channel carries it
