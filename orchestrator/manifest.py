@@ -41,9 +41,13 @@ class ManifestItem:
     labels: dict[str, str] = field(default_factory=dict)
 
 
+def spoof_key(labels: dict[str, str]) -> bool:
+    """Labels of a clip the corpus itself marks as spoofed (``key`` = ``spoof``, as in ASVspoof keys)."""
+    return labels.get("key") == "spoof"
+
+
 def is_corpus_spoof(item: ManifestItem) -> bool:
-    """An item the corpus itself marks as spoofed (label ``key`` = ``spoof``, as in ASVspoof keys)."""
-    return item.labels.get("key") == "spoof"
+    return spoof_key(item.labels)
 
 
 def corpus_attack(item: ManifestItem) -> str:
@@ -212,7 +216,7 @@ def _items_from_records(records: list[dict], ds: DatasetConfig, run_seed: int, c
     items = []
     for index, r in enumerate(kept):
         text, source = r.get("text") or "", "transcript" if r.get("text") else "none"
-        if not text and prompts and r.get("labels", {}).get("key") != "spoof":   # spoofs are never spoken anew
+        if not text and prompts and not spoof_key(r.get("labels", {})):   # spoofs are never spoken anew
             if next_prompt >= len(prompts):
                 raise DatasetError(f"{r['id']}: ran out of prompts ({len(prompts)} in {ds.prompts})")
             text, source = prompts[next_prompt][1], "prompt"

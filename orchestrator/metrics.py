@@ -24,7 +24,7 @@ from voxarena.v1 import generator_pb2, scorer_pb2
 
 from .config import I2D_TASKS
 from .manifest import ManifestSet
-from .run_store import CLEAN, RunStore
+from .run_store import CLEAN, RunStore, condition_of, iteration_of
 
 DETECTION_HEADLINES = ["eer", "min_dcf", "act_dcf", "cllr", "min_cllr"]
 DETECTION_COLUMNS = (["detector", "generator", "condition", "n_bonafide", "n_spoof"] + DETECTION_HEADLINES
@@ -33,13 +33,9 @@ DETECTION_COLUMNS = (["detector", "generator", "condition", "n_bonafide", "n_spo
 POOLED = "pooled"
 
 
-def _condition(row: dict) -> str:
-    return row.get("condition", CLEAN)
-
-
 def _one_shot(row: dict) -> bool:
     """The headline tables hold one-shot clips; I2D iterations beyond the first have tables of their own."""
-    return row.get("iteration", 1) == 1
+    return iteration_of(row) == 1
 
 
 def _fmt(v) -> str:
@@ -70,7 +66,7 @@ def _trial_sets(dets: list[dict], detectors: list[str], generators: list[str], l
     clips, all under one channel condition (both sides of a trial set went through the same channel)."""
     sets, meta = [], []
     for d in detectors:
-        mine = [r for r in dets if r["detector"] == d and _condition(r) == condition and _one_shot(r)]
+        mine = [r for r in dets if r["detector"] == d and condition_of(r) == condition and _one_shot(r)]
         if label is not None:
             # A label only spoofs carry (an ASVspoof attack id) splits the spoofs and keeps every bona fide trial.
             spoof_only = not any(label[0] in items[r["item"]].labels for r in mine if r["kind"] == "bonafide")
@@ -175,7 +171,7 @@ def composite_rows(gen_rows: list[dict], det_rows: list[dict], infos: dict) -> l
             except CompositeError as e:
                 out.append({"kind": kind, "system": "", "score": math.nan, "rank": "", "note": str(e)})
     # The detector composite ranks on the clean channel, as the SoK paper's S_i does.
-    pairs = [r for r in det_rows if r["generator"] in infos and r.get("condition", CLEAN) == CLEAN
+    pairs = [r for r in det_rows if r["generator"] in infos and condition_of(r) == CLEAN
              and not math.isnan(r["eer"])]
     params = {d: infos[d].model.parameter_count / 1e6 for d in {r["detector"] for r in pairs}
               if infos[d].model.HasField("parameter_count") and infos[d].model.parameter_count > 0}
@@ -213,7 +209,7 @@ def i2d_rows(store: RunStore, scorer, cfg, infos: dict, columns: dict[str, list[
         for k in range(1, depth + 1):
             clips = [scorer_pb2.ClipMeasurement(request_id=r["id"], values=meas[r["id"]]["values"],
                                                 errors=meas[r["id"]]["errors"], cluster=meas[r["id"]]["speaker"])
-                     for r in gens if r["generator"] == g and r["task"] == task and r.get("iteration", 1) == k
+                     for r in gens if r["generator"] == g and r["task"] == task and iteration_of(r) == k
                      and r["id"] in meas]
             groups.append(scorer_pb2.MeasurementGroup(name=f"{g}|{task}|{k}", clips=clips))
     resp, _ = scorer.call("Aggregate", scorer_pb2.AggregateRequest(metrics=list(columns), groups=groups,
@@ -231,14 +227,14 @@ def i2d_rows(store: RunStore, scorer, cfg, infos: dict, columns: dict[str, list[
                                  "value": gm.values.get(col, math.nan), "ci_low": gm.ci_low.get(col, math.nan),
                                  "ci_high": gm.ci_high.get(col, math.nan), "n": gm.counts.get(metric, 0)})
     # Detector EER per iteration: that iteration's spoofs against every bona fide clip, clean channel.
-    dets = [r for r in store.detections.sorted_rows() if r["status"] == "ok" and _condition(r) == CLEAN]
+    dets = [r for r in store.detections.sorted_rows() if r["status"] == "ok" and condition_of(r) == CLEAN]
     sets = []
     for d in detectors:
         bona = [r for r in dets if r["detector"] == d and r["kind"] == "bonafide"]
         for g, task in chains:
             for k in range(1, depth + 1):
                 spoof = [r for r in dets if r["detector"] == d and r["kind"] == "spoof" and r["generator"] == g
-                         and r["task"] == task and r.get("iteration", 1) == k]
+                         and r["task"] == task and iteration_of(r) == k]
                 if bona and spoof:
                     sets.append(scorer_pb2.TrialSet(
                         name=f"{d}|{g}|{task}|{k}", bonafide_scores=[r["score"] for r in bona],

@@ -14,6 +14,8 @@ import numpy as np
 
 from scorers import composite, detection
 
+from .run_store import condition_of, detector_label, iteration_of
+
 
 class InputFileError(ValueError):
     pass
@@ -81,13 +83,13 @@ def export_asvspoof(run_dir: Path, out_dir: Path) -> list[Path]:
     """One ``<detector>.scores.tsv`` per detector (``<detector>@<condition>.scores.tsv`` per channel
     condition) and one shared ``keys.tsv`` from a run's one-shot detections (I2D iterations stay out)."""
     rows = [json.loads(line) for line in (run_dir / "detections.jsonl").read_text().splitlines() if line.strip()]
-    latest = {r["id"]: r for r in rows if r.get("iteration", 1) == 1}
+    latest = {r["id"]: r for r in rows if iteration_of(r) == 1}
     out_dir.mkdir(parents=True, exist_ok=True)
     written, keys = [], {}
-    for det, cond in sorted({(r["detector"], r.get("condition", "clean")) for r in latest.values()}):
-        ok = sorted((r for r in latest.values() if r["detector"] == det and r.get("condition", "clean") == cond
+    for det, cond in sorted({(r["detector"], condition_of(r)) for r in latest.values()}):
+        ok = sorted((r for r in latest.values() if r["detector"] == det and condition_of(r) == cond
                      and r["status"] == "ok"), key=lambda r: r["clip"])
-        path = out_dir / (f"{det}.scores.tsv" if cond == "clean" else f"{det}@{cond}.scores.tsv")
+        path = out_dir / f"{detector_label(det, cond)}.scores.tsv"
         path.write_text("filename\tcm-score\n" + "".join(f"{r['clip']}\t{r['score']!r}\n" for r in ok))
         written.append(path)
         keys.update({r["clip"]: r["kind"] for r in ok})

@@ -33,7 +33,7 @@ from .config import I2D_TASKS, RunConfig
 from .local_services import LocalService
 from .manifest import ManifestItem, ManifestSet, build_manifest, corpus_attack, is_corpus_spoof
 from .metrics import write_metrics
-from .run_store import CLEAN, RunStore, detection_id, generation_id
+from .run_store import CLEAN, RunStore, detection_id, generation_id, iteration_of
 from .validation import ResponseInvalid, validate_generation, validate_score
 
 RUN_FORMAT = "voxarena.run/1"
@@ -83,7 +83,7 @@ class Clip:
 
     @property
     def iteration(self) -> int:
-        return (self.gen_row or {}).get("iteration", 1)
+        return iteration_of(self.gen_row or {})
 
 
 @dataclass
@@ -545,7 +545,7 @@ class Arena:
             def generation_finished(row: dict) -> list[Future]:
                 """Hand a finished generation on; returns the I2D follow-up it started, if any."""
                 progress.advance(p_gen)
-                k = row.get("iteration", 1)
+                k = iteration_of(row)
                 if row["status"] == "ok":
                     consume(self._generated_clip(row, by_id))
                 else:

@@ -23,6 +23,7 @@ from pathlib import Path
 import yaml
 
 from .compare import protocol_differences
+from .run_store import condition_of, detector_label
 
 DEFAULT_THRESHOLDS = {
     "detection": {"eer": 0.02, "min_dcf": 0.05, "act_dcf": 0.05, "cllr": 0.1},
@@ -98,13 +99,13 @@ def compare_runs(baseline: Path, current: Path, thresholds: dict) -> dict:
         raise IncomparableRuns(differences)
     rows = []
     def det_key(r: dict) -> tuple[str, str, str]:
-        return r["detector"], r["generator"], r.get("condition") or "clean"
+        return r["detector"], r["generator"], condition_of(r)
 
     base_det = {det_key(r): r for r in _csv(baseline / "metrics" / "detection_metrics.csv")}
     for r in _csv(current / "metrics" / "detection_metrics.csv"):
         key = det_key(r)
         if key in base_det:
-            label = f"{key[0]} vs {key[1]}" + ("" if key[2] == "clean" else f" @{key[2]}")
+            label = f"{detector_label(key[0], key[2])} vs {key[1]}"
             for metric, thr in thresholds["detection"].items():
                 rows.append({"table": "detection", "row": label,
                              **_verdict(base_det[key], r, metric, thr, metric not in LOWER_IS_BETTER_DETECTION)})

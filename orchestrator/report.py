@@ -17,6 +17,7 @@ import math
 from pathlib import Path
 from statistics import NormalDist
 
+from .run_store import CLEAN, condition_of, iteration_of
 from .status import run_status
 
 
@@ -77,7 +78,7 @@ def build_report(run_dir: Path, allow_incomplete: bool = False) -> dict:
     curves = {}
     for d in record["config"]["detectors"]:
         ok = [r for r in detections if r["detector"] == d and r["status"] == "ok"
-              and r.get("condition", "clean") == "clean" and r.get("iteration", 1) == 1]
+              and condition_of(r) == CLEAN and iteration_of(r) == 1]
         curves[d] = det_curve([r["score"] for r in ok if r["kind"] == "bonafide"],
                               [r["score"] for r in ok if r["kind"] == "spoof"])
     services = {}
@@ -107,7 +108,7 @@ def build_report(run_dir: Path, allow_incomplete: bool = False) -> dict:
         "generators": list(record["config"]["generators"]) + sorted(
             {r["generator"] for r in detection_rows} - set(record["config"]["generators"]) - {"pooled"}),
         "detectors": list(record["config"]["detectors"]),
-        "conditions": {"clean": [], **record["config"].get("conditions", {})},
+        "conditions": {CLEAN: [], **record["config"].get("conditions", {})},
         "i2d": record["config"]["protocol"].get("i2d"),
         "i2d_iterations": _csv(metrics / "i2d_iterations.csv"),
         "i2d_aggregates": _csv(metrics / "i2d_aggregates.csv"),
@@ -149,12 +150,8 @@ def _heat_colour(eer: float) -> str:
     return PALETTE[min(len(PALETTE) - 1, int(min(eer, 0.5) / 0.5 * (len(PALETTE) - 1) + 0.5))]
 
 
-def _condition(r: dict) -> str:
-    return r.get("condition") or "clean"
-
-
-def _heatmap(rep: dict, condition: str = "clean", table_id: str = "eer-heatmap") -> str:
-    by = {(r["detector"], r["generator"]): r for r in rep["detection"] if _condition(r) == condition}
+def _heatmap(rep: dict, condition: str = CLEAN, table_id: str = "eer-heatmap") -> str:
+    by = {(r["detector"], r["generator"]): r for r in rep["detection"] if condition_of(r) == condition}
     dets = rep["detectors"]
     out = [f'<table class="heat" id="{_e(table_id)}"><tr><th class="l">generator \\ detector</th>']
     out += [f"<th>{_e(d)}</th>" for d in dets] + ["</tr>"]
@@ -191,7 +188,7 @@ def _conditions_section(rep: dict) -> str:
     conditions = list(rep["conditions"])
     if len(conditions) < 2:
         return ""
-    by = {(r["detector"], _condition(r)): r for r in rep["detection"] if r["generator"] == "pooled"}
+    by = {(r["detector"], condition_of(r)): r for r in rep["detection"] if r["generator"] == "pooled"}
     out = ["<h2>Channel conditions</h2><p class='small'>Every clip a detector scores, bona fide and spoof, "
            "goes through the condition's channel first (steps in order).</p>",
            '<table class="heat" id="condition-heatmap"><tr><th class="l">condition</th><th class="l">steps</th>']
@@ -344,7 +341,7 @@ def render_html(rep: dict) -> str:
                    if not c.endswith(("_ci_low", "_ci_high")) and not c.startswith("n_")
                    and c not in ("generator", "family", "tasks", "scorer_fingerprint")]
     gen_rows, gen_cols = _with_ci(rep["generation"], gen_metrics, ["generator", "family", "tasks", "n_ok", "n_failed"])
-    det_rows, det_cols = _with_ci([r for r in rep["detection"] if r["generator"] == "pooled" and _condition(r) == "clean"],
+    det_rows, det_cols = _with_ci([r for r in rep["detection"] if r["generator"] == "pooled" and condition_of(r) == CLEAN],
                                   ["eer", "min_dcf", "act_dcf", "cllr", "min_cllr"],
                                   ["detector", "n_bonafide", "n_spoof", "scores_are_llr"])
     label_rows, label_cols = _with_ci(rep["detection_by_label"], ["eer", "min_dcf", "cllr"],

@@ -23,9 +23,24 @@ def generation_id(generator: str, task: str, item_id: str, iteration: int = 1) -
     return base if iteration == 1 else f"{base}|i2d{iteration}"
 
 
+def detector_label(detector: str, condition: str) -> str:
+    """``detector`` on the clean channel, ``detector@condition`` under a channel condition."""
+    return detector if condition == CLEAN else f"{detector}@{condition}"
+
+
 def detection_id(detector: str, condition: str, clip_id: str) -> str:
-    """A detector's score of a clip under a channel condition (the clean condition has no suffix)."""
-    return f"{detector}|{clip_id}" if condition == CLEAN else f"{detector}@{condition}|{clip_id}"
+    """A detector's score of a clip under a channel condition."""
+    return f"{detector_label(detector, condition)}|{clip_id}"
+
+
+def condition_of(row: dict) -> str:
+    """A detection row's (or metrics row's) channel condition; rows from before conditions are clean."""
+    return row.get("condition") or CLEAN
+
+
+def iteration_of(row: dict) -> int:
+    """A generation's (or its detection's) I2D iteration; 1 is the one-shot clip."""
+    return int(row.get("iteration") or 1)
 
 
 class JsonlTable:

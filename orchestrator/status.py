@@ -16,7 +16,7 @@ from pathlib import Path
 
 from .config import I2D_TASKS
 from .manifest import ManifestSet
-from .run_store import CLEAN, detection_id, generation_id
+from .run_store import CLEAN, detection_id, detector_label, generation_id, iteration_of
 
 
 class NotARunDirectory(ValueError):
@@ -91,18 +91,17 @@ def run_status(run_dir: Path) -> dict:
                for k in range(1, (i2d["iterations"] if i2d and t in I2D_TASKS else 1) + 1)]
         coverage.append(_count(Coverage("generation", g, len(ids)), ids, gens))
     generated = sorted(i for i, r in gens.items() if r["status"] == "ok")
-    one_shot = items + [i for i in generated if gens[i].get("iteration", 1) == 1]
-    iterated = [i for i in generated if gens[i].get("iteration", 1) > 1]
+    one_shot = items + [i for i in generated if iteration_of(gens[i]) == 1]
+    iterated = [i for i in generated if iteration_of(gens[i]) > 1]
     conditions = [CLEAN, *cfg.get("conditions", {})]
     for d in cfg["detectors"]:
         for condition in conditions:
             # I2D iterations beyond the first are scored on the clean channel only.
             clips = one_shot + iterated if condition == CLEAN else one_shot
             ids = [detection_id(d, condition, c) for c in clips]
-            service = d if condition == CLEAN else f"{d}@{condition}"
-            coverage.append(_count(Coverage("detection", service, len(ids)), ids, dets))
+            coverage.append(_count(Coverage("detection", detector_label(d, condition), len(ids)), ids, dets))
     if cfg["scorer"]["metrics"]:
-        ids = sorted(i for i, r in gens.items() if r["status"] == "ok")
+        ids = generated
         coverage.append(_count(Coverage("measurement", "scorer", len(ids)), ids, meas))
     rows = [c.as_dict() for c in coverage]
     metrics_written = (run_dir / "metrics" / "detection_metrics.csv").exists() or \

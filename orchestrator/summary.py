@@ -8,6 +8,8 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from .run_store import CLEAN, condition_of
+
 
 def _read(path: Path) -> list[dict]:
     with open(path, newline="") as f:
@@ -24,7 +26,7 @@ def _num(v: str, digits: int = 3) -> str:
 
 def print_summary(run_dir: Path, console: Console) -> None:
     all_det = _read(run_dir / "metrics" / "detection_metrics.csv")
-    det = [r for r in all_det if r.get("condition", "clean") == "clean"]
+    det = [r for r in all_det if condition_of(r) == CLEAN]
     gen = _read(run_dir / "metrics" / "generator_metrics.csv")
     generators = list(dict.fromkeys(r["generator"] for r in det))
     detectors = list(dict.fromkeys(r["detector"] for r in det))
@@ -37,14 +39,14 @@ def print_summary(run_dir: Path, console: Console) -> None:
 
 
 def _print_conditions(det: list[dict], detectors: list[str], console: Console) -> None:
-    conditions = list(dict.fromkeys(r.get("condition", "clean") for r in det))
+    conditions = list(dict.fromkeys(condition_of(r) for r in det))
     if len(conditions) < 2:
         return
     t = Table(title="Pooled EER per channel condition (every clip degraded before detection)")
     t.add_column("condition")
     for d in detectors:
         t.add_column(d, justify="right")
-    by = {(r["detector"], r["condition"]): r["eer"] for r in det if r["generator"] == "pooled"}
+    by = {(r["detector"], condition_of(r)): r["eer"] for r in det if r["generator"] == "pooled"}
     for c in conditions:
         t.add_row(c, *[_pct(by.get((d, c), "")) for d in detectors])
     console.print(t)
