@@ -60,6 +60,27 @@ def _bootstrap(cfg) -> scorer_pb2.Bootstrap:
                                 confidence=cfg.scorer.confidence)
 
 
+def _trial_set(name: str, bona: list[dict], spoof: list[dict]) -> scorer_pb2.TrialSet:
+    """Scores and speakers (the bootstrap's clusters) of detection rows, as the scorer takes them."""
+    return scorer_pb2.TrialSet(name=name, bonafide_scores=[r["score"] for r in bona], spoof_scores=[r["score"] for r in spoof],
+                               bonafide_clusters=[r["speaker"] for r in bona], spoof_clusters=[r["speaker"] for r in spoof])
+
+
+def _detection_results(scorer, cfg, sets: list) -> dict:
+    """Trial set name -> the scorer's metrics with bootstrap CIs (one call for all sets)."""
+    if not sets:
+        return {}
+    resp, _ = scorer.call("DetectionMetrics", scorer_pb2.DetectionMetricsRequest(sets=sets, bootstrap=_bootstrap(cfg)))
+    return {s.name: s for s in resp.sets}
+
+
+def _measurement_group(name: str, gens: list[dict], meas: dict[str, dict]) -> scorer_pb2.MeasurementGroup:
+    """The stored measurements of the generations ``gens`` (those that have one) as one scorer group."""
+    return scorer_pb2.MeasurementGroup(name=name, clips=[
+        scorer_pb2.ClipMeasurement(request_id=r["id"], values=meas[r["id"]]["values"], errors=meas[r["id"]]["errors"],
+                                   cluster=meas[r["id"]]["speaker"]) for r in gens if r["id"] in meas])
+
+
 def _trial_sets(dets: list[dict], detectors: list[str], generators: list[str], label: tuple[str, str] | None,
                 items: dict, condition: str = CLEAN) -> tuple[list, list[dict]]:
     """Per detector: each generator's one-shot spoofs, and all of them pooled, against the bona fide
@@ -84,9 +105,7 @@ def _trial_sets(dets: list[dict], detectors: list[str], generators: list[str], l
                 row["label"], row["value"] = label
             meta.append(row)
             if bona and spoof:
-                sets.append(scorer_pb2.TrialSet(
-                    name=f"{d}|{g}|{condition}", bonafide_scores=[r["score"] for r in bona], spoof_scores=[r["score"] for r in spoof],
-                    bonafide_clusters=[r["speaker"] for r in bona], spoof_clusters=[r["speaker"] for r in spoof]))
+                sets.append(_trial_set(f"{d}|{g}|{condition}", bona, spoof))
     return sets, meta
 
 
@@ -98,10 +117,7 @@ def detection_rows(store: RunStore, scorer, cfg, generators: list[str], detector
         s, m = _trial_sets(rows, detectors, generators, label, items, condition)
         sets += s
         meta += m
-    results = {}
-    if sets:
-        resp, _ = scorer.call("DetectionMetrics", scorer_pb2.DetectionMetricsRequest(sets=sets, bootstrap=_bootstrap(cfg)))
-        results = {s.name: s for s in resp.sets}
+    results = _detection_results(scorer, cfg, sets)
     for m in meta:
         s = results.get(f"{m['detector']}|{m['generator']}|{m['condition']}")
         for k in DETECTION_HEADLINES:
@@ -123,12 +139,7 @@ def generator_rows(store: RunStore, scorer, cfg, infos: dict, columns: dict[str,
     if label is not None:
         gens = [r for r in gens if items[r["item"]].labels.get(label[0]) == label[1]]
     meas = {r["id"]: r for r in store.measurements.sorted_rows() if r["status"] == "ok"}
-    groups = []
-    for g in cfg.generators:
-        clips = [scorer_pb2.ClipMeasurement(request_id=r["id"], values=meas[r["id"]]["values"],
-                                            errors=meas[r["id"]]["errors"], cluster=meas[r["id"]]["speaker"])
-                 for r in gens if r["generator"] == g and r["id"] in meas]
-        groups.append(scorer_pb2.MeasurementGroup(name=g, clips=clips))
+    groups = [_measurement_group(g, [r for r in gens if r["generator"] == g], meas) for g in cfg.generators]
     resp, _ = scorer.call("Aggregate", scorer_pb2.AggregateRequest(metrics=list(columns), groups=groups,
                                                                    bootstrap=_bootstrap(cfg)))
     by_name = {gm.name: gm for gm in resp.groups}
@@ -204,14 +215,9 @@ def i2d_rows(store: RunStore, scorer, cfg, infos: dict, columns: dict[str, list[
     if not chains:
         return [], []
     meas = {r["id"]: r for r in store.measurements.sorted_rows() if r["status"] == "ok"}
-    groups = []
-    for g, task in chains:
-        for k in range(1, depth + 1):
-            clips = [scorer_pb2.ClipMeasurement(request_id=r["id"], values=meas[r["id"]]["values"],
-                                                errors=meas[r["id"]]["errors"], cluster=meas[r["id"]]["speaker"])
-                     for r in gens if r["generator"] == g and r["task"] == task and iteration_of(r) == k
-                     and r["id"] in meas]
-            groups.append(scorer_pb2.MeasurementGroup(name=f"{g}|{task}|{k}", clips=clips))
+    groups = [_measurement_group(f"{g}|{task}|{k}", [r for r in gens if r["generator"] == g and r["task"] == task
+                                                     and iteration_of(r) == k], meas)
+              for g, task in chains for k in range(1, depth + 1)]
     resp, _ = scorer.call("Aggregate", scorer_pb2.AggregateRequest(metrics=list(columns), groups=groups,
                                                                    bootstrap=_bootstrap(cfg)))
     agg = {gm.name: gm for gm in resp.groups}
@@ -236,14 +242,8 @@ def i2d_rows(store: RunStore, scorer, cfg, infos: dict, columns: dict[str, list[
                 spoof = [r for r in dets if r["detector"] == d and r["kind"] == "spoof" and r["generator"] == g
                          and r["task"] == task and iteration_of(r) == k]
                 if bona and spoof:
-                    sets.append(scorer_pb2.TrialSet(
-                        name=f"{d}|{g}|{task}|{k}", bonafide_scores=[r["score"] for r in bona],
-                        spoof_scores=[r["score"] for r in spoof], bonafide_clusters=[r["speaker"] for r in bona],
-                        spoof_clusters=[r["speaker"] for r in spoof]))
-    results = {}
-    if sets:
-        resp, _ = scorer.call("DetectionMetrics", scorer_pb2.DetectionMetricsRequest(sets=sets, bootstrap=_bootstrap(cfg)))
-        results = {s.name: s for s in resp.sets}
+                    sets.append(_trial_set(f"{d}|{g}|{task}|{k}", bona, spoof))
+    results = _detection_results(scorer, cfg, sets)
     for d in detectors:
         for g, task in chains:
             for k in range(1, depth + 1):
