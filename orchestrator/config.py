@@ -71,6 +71,10 @@ class ProtocolConfig(_Strict):
     max_duration: float = Field(120.0, gt=0, description="longest valid generated clip, seconds")
     i2d: I2DConfig | None = Field(None, description="iterative re-referencing of CLONE/CONVERT (off when absent)")
 
+    def depth(self, task: str) -> int:
+        """Generations per item for ``task``: the I2D iterations for CLONE/CONVERT, else one."""
+        return self.i2d.iterations if self.i2d is not None and task in I2D_TASKS else 1
+
 
 class ChannelStep(_Strict):
     """One step of a channel condition: exactly one of resample, codec, noise_snr_db, gain_db."""

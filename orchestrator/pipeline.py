@@ -29,7 +29,7 @@ from voxarena.v1 import detector_pb2, generator_pb2, scorer_pb2
 
 from .channel import ChannelError, apply_condition, condition_seed
 from .clients import CallFailed, DetectorClient, GeneratorClient, ScorerClient, ServiceStartError, wait_for_serving
-from .config import I2D_TASKS, RunConfig
+from .config import RunConfig
 from .local_services import LocalService
 from .manifest import ManifestItem, ManifestSet, build_manifest, corpus_attack, is_corpus_spoof
 from .metrics import write_metrics
@@ -114,7 +114,6 @@ class Arena:
         self.show_progress = progress
         self.services: dict[str, Service] = {}
         self.conditions = [CLEAN, *cfg.conditions]
-        self.iterations = cfg.protocol.i2d.iterations if cfg.protocol.i2d else 1
         self._degrade_locks: dict[str, threading.Lock] = {}
         self._locks_guard = threading.Lock()
 
@@ -476,8 +475,8 @@ class Arena:
         pending_measure: list[Clip] = []
 
         jobs = self.plan_generations(manifest)
-        depth = {task: (self.iterations if task in I2D_TASKS else 1) for task in {t for _, t, _ in jobs}}
-        n_generations = sum(depth[t] for _, t, _ in jobs)
+        depth = self.cfg.protocol.depth
+        n_generations = sum(depth(t) for _, t, _ in jobs)
         n_conditions = len(self.conditions)
         # The corpus's own clips: bona fide, and spoofs where its key says so (ASVspoof: per attack id).
         corpus = [Clip(id=it.id, kind="spoof" if is_corpus_spoof(it) else "bonafide",
@@ -489,7 +488,7 @@ class Arena:
             return len(detectors) * (n_conditions if iteration == 1 else 1)
 
         det_total = len(corpus) * detections_per_clip(1) + sum(
-            detections_per_clip(1) + (depth[t] - 1) * detections_per_clip(2) for _, t, _ in jobs)
+            detections_per_clip(1) + (depth(t) - 1) * detections_per_clip(2) for _, t, _ in jobs)
         progress = Progress(TextColumn("{task.description:<10}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                             console=self.console, disable=not self.show_progress, transient=False)
         with progress:
@@ -551,7 +550,7 @@ class Arena:
                 else:
                     progress.update(p_det, total=progress.tasks[p_det].total - detections_per_clip(k))
                     progress.update(p_meas, total=progress.tasks[p_meas].total - 1)
-                if k >= depth[row["task"]]:
+                if k >= depth(row["task"]):
                     return []
                 item = by_id[row["item"]]
                 nid = generation_id(row["generator"], row["task"], item.id, k + 1)

@@ -14,7 +14,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .config import I2D_TASKS
+from .config import ProtocolConfig
 from .manifest import ManifestSet
 from .run_store import CLEAN, detection_id, detector_label, generation_id, iteration_of
 
@@ -84,11 +84,11 @@ def run_status(run_dir: Path) -> dict:
     dets = _rows(run_dir / "detections.jsonl")
     meas = _rows(run_dir / "measurements.jsonl")
     coverage: list[Coverage] = []
-    i2d = cfg["protocol"].get("i2d")
+    protocol = ProtocolConfig.model_validate(cfg["protocol"])
     for g in cfg["generators"]:
         declared = set(record.get("services", {}).get(g, {}).get("info", {}).get("tasks", []))
         ids = [generation_id(g, t, i, k) for t in cfg["protocol"]["tasks"] if t in declared for i in sources
-               for k in range(1, (i2d["iterations"] if i2d and t in I2D_TASKS else 1) + 1)]
+               for k in range(1, protocol.depth(t) + 1)]
         coverage.append(_count(Coverage("generation", g, len(ids)), ids, gens))
     generated = sorted(i for i, r in gens.items() if r["status"] == "ok")
     one_shot = items + [i for i in generated if iteration_of(gens[i]) == 1]
