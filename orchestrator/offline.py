@@ -6,7 +6,6 @@ no model is loaded, so no service is needed.
 from __future__ import annotations
 
 import csv
-import json
 import math
 from pathlib import Path
 
@@ -14,7 +13,7 @@ import numpy as np
 
 from scorers import composite, detection
 
-from .run_store import condition_of, detector_label, iteration_of
+from .run_store import condition_of, detector_label, iteration_of, read_jsonl
 
 
 class InputFileError(ValueError):
@@ -82,8 +81,7 @@ def asvspoof_detection_metrics(scores_path: Path, keys_path: Path, costs: detect
 def export_asvspoof(run_dir: Path, out_dir: Path) -> list[Path]:
     """One ``<detector>.scores.tsv`` per detector (``<detector>@<condition>.scores.tsv`` per channel
     condition) and one shared ``keys.tsv`` from a run's one-shot detections (I2D iterations stay out)."""
-    rows = [json.loads(line) for line in (run_dir / "detections.jsonl").read_text().splitlines() if line.strip()]
-    latest = {r["id"]: r for r in rows if iteration_of(r) == 1}
+    latest = {k: r for k, r in read_jsonl(run_dir / "detections.jsonl").items() if iteration_of(r) == 1}
     out_dir.mkdir(parents=True, exist_ok=True)
     written, keys = [], {}
     for det, cond in sorted({(r["detector"], condition_of(r)) for r in latest.values()}):

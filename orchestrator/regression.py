@@ -15,7 +15,6 @@ Thresholds come from a YAML file (``--thresholds``), over these defaults:
 """
 from __future__ import annotations
 
-import csv
 import json
 import math
 from pathlib import Path
@@ -23,7 +22,7 @@ from pathlib import Path
 import yaml
 
 from .compare import protocol_differences
-from .run_store import condition_of, detector_label
+from .run_store import condition_of, detector_label, read_csv
 
 DEFAULT_THRESHOLDS = {
     "detection": {"eer": 0.02, "min_dcf": 0.05, "act_dcf": 0.05, "cllr": 0.1},
@@ -49,13 +48,6 @@ def load_thresholds(path: Path | None) -> dict:
                 raise ThresholdError(f"{path}: {section}.{name} must be a non-negative number, got {value!r}")
             out[section][name] = float(value)
     return out
-
-
-def _csv(path: Path) -> list[dict]:
-    if not path.exists():
-        return []
-    with open(path, newline="") as f:
-        return list(csv.DictReader(f))
 
 
 def _num(v: str | None) -> float:
@@ -101,8 +93,8 @@ def compare_runs(baseline: Path, current: Path, thresholds: dict) -> dict:
     def det_key(r: dict) -> tuple[str, str, str]:
         return r["detector"], r["generator"], condition_of(r)
 
-    base_det = {det_key(r): r for r in _csv(baseline / "metrics" / "detection_metrics.csv")}
-    for r in _csv(current / "metrics" / "detection_metrics.csv"):
+    base_det = {det_key(r): r for r in read_csv(baseline / "metrics" / "detection_metrics.csv")}
+    for r in read_csv(current / "metrics" / "detection_metrics.csv"):
         key = det_key(r)
         if key in base_det:
             label = f"{detector_label(key[0], key[2])} vs {key[1]}"
@@ -110,8 +102,8 @@ def compare_runs(baseline: Path, current: Path, thresholds: dict) -> dict:
                 rows.append({"table": "detection", "row": label,
                              **_verdict(base_det[key], r, metric, thr, metric not in LOWER_IS_BETTER_DETECTION)})
     direction = _higher_is_better(current)
-    base_gen = {r["generator"]: r for r in _csv(baseline / "metrics" / "generator_metrics.csv")}
-    for r in _csv(current / "metrics" / "generator_metrics.csv"):
+    base_gen = {r["generator"]: r for r in read_csv(baseline / "metrics" / "generator_metrics.csv")}
+    for r in read_csv(current / "metrics" / "generator_metrics.csv"):
         if r["generator"] in base_gen:
             for metric, thr in thresholds["generation"].items():
                 if metric in r:

@@ -10,26 +10,18 @@ unless ``allow_incomplete``; the report then says so at the top.
 """
 from __future__ import annotations
 
-import csv
 import html
 import json
 import math
 from pathlib import Path
 from statistics import NormalDist
 
-from .run_store import CLEAN, condition_of, iteration_of
+from .run_store import CLEAN, condition_of, iteration_of, read_csv, read_jsonl
 from .status import run_status
 
 
 class ReportError(ValueError):
     pass
-
-
-def _csv(path: Path) -> list[dict]:
-    if not path.exists():
-        return []
-    with open(path, newline="") as f:
-        return list(csv.DictReader(f))
 
 
 def _f(v) -> float:
@@ -72,9 +64,8 @@ def build_report(run_dir: Path, allow_incomplete: bool = False) -> dict:
     record = json.loads((run_dir / "run.json").read_text())
     metrics = run_dir / "metrics"
     fingerprint = json.loads((metrics / "fingerprint.json").read_text()) if (metrics / "fingerprint.json").exists() else {}
-    detections = [json.loads(line) for line in (run_dir / "detections.jsonl").read_text().splitlines()] \
-        if (run_dir / "detections.jsonl").exists() else []
-    detection_rows = _csv(metrics / "detection_metrics.csv")
+    detections = list(read_jsonl(run_dir / "detections.jsonl").values())
+    detection_rows = read_csv(metrics / "detection_metrics.csv")
     curves = {}
     for d in record["config"]["detectors"]:
         ok = [r for r in detections if r["detector"] == d and r["status"] == "ok"
@@ -91,10 +82,8 @@ def build_report(run_dir: Path, allow_incomplete: bool = False) -> dict:
                           "family": svc.get("info", {}).get("family"),
                           "deterministic": model.get("deterministic", False)}
     failures = []
-    for table in ("generations.jsonl", "detections.jsonl", "measurements.jsonl"):
-        path = run_dir / table
-        for line in path.read_text().splitlines() if path.exists() else []:
-            row = json.loads(line)
+    for table in ("generations.jsonl", "detections.jsonl", "measurements.jsonl", "degradations.jsonl"):
+        for row in read_jsonl(run_dir / table).values():   # the latest row per id: a retried failure is gone
             if row.get("status") != "ok":
                 failures.append({"table": table, "id": row["id"], "code": row.get("code", ""), "reason": row.get("reason", "")})
     return {
@@ -110,13 +99,13 @@ def build_report(run_dir: Path, allow_incomplete: bool = False) -> dict:
         "detectors": list(record["config"]["detectors"]),
         "conditions": {CLEAN: [], **record["config"].get("conditions", {})},
         "i2d": record["config"]["protocol"].get("i2d"),
-        "i2d_iterations": _csv(metrics / "i2d_iterations.csv"),
-        "i2d_aggregates": _csv(metrics / "i2d_aggregates.csv"),
+        "i2d_iterations": read_csv(metrics / "i2d_iterations.csv"),
+        "i2d_aggregates": read_csv(metrics / "i2d_aggregates.csv"),
         "detection": detection_rows,
-        "detection_by_label": _csv(metrics / "detection_by_label.csv"),
-        "generation": _csv(metrics / "generator_metrics.csv"),
-        "generation_by_label": _csv(metrics / "generator_metrics_by_label.csv"),
-        "composite": _csv(metrics / "composite_scores.csv"),
+        "detection_by_label": read_csv(metrics / "detection_by_label.csv"),
+        "generation": read_csv(metrics / "generator_metrics.csv"),
+        "generation_by_label": read_csv(metrics / "generator_metrics_by_label.csv"),
+        "composite": read_csv(metrics / "composite_scores.csv"),
         "det_curves": {d: [[round(a, 6), round(b, 6)] for a, b in pts] for d, pts in curves.items()},
         "coverage": status["coverage"], "failures": failures,
     }

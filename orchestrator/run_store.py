@@ -7,6 +7,7 @@ reason, never a missing row.
 """
 from __future__ import annotations
 
+import csv
 import hashlib
 import json
 import os
@@ -41,6 +42,29 @@ def condition_of(row: dict) -> str:
 def iteration_of(row: dict) -> int:
     """A generation's (or its detection's) I2D iteration; 1 is the one-shot clip."""
     return int(row.get("iteration") or 1)
+
+
+def read_jsonl(path: Path) -> dict[str, dict]:
+    """A table read-only, as the run sees it: the latest row per id; a torn last line (a run killed
+    mid-write) is left out, not cut off (JsonlTable, the writer, does that); no file, no rows."""
+    if not path.exists():
+        return {}
+    text = path.read_text()
+    lines = text.splitlines() if text.endswith("\n") else text.splitlines()[:-1]
+    out = {}
+    for line in lines:
+        if line.strip():
+            row = json.loads(line)
+            out[row["id"]] = row
+    return out
+
+
+def read_csv(path: Path) -> list[dict]:
+    """A metrics table as dicts of strings; no file, no rows."""
+    if not path.exists():
+        return []
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
 
 
 class JsonlTable:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from .config import ProtocolConfig
 from .manifest import ManifestSet
-from .run_store import CLEAN, detection_id, detector_label, generation_id, iteration_of
+from .run_store import CLEAN, read_jsonl, detection_id, detector_label, generation_id, iteration_of
 
 
 class NotARunDirectory(ValueError):
@@ -39,17 +39,6 @@ class Coverage:
     def as_dict(self) -> dict:
         return {"stage": self.stage, "service": self.service, "expected": self.expected, "done": self.done,
                 "failed": self.failed, "pending": self.pending, "failure_reasons": dict(self.reasons.most_common())}
-
-
-def _rows(path: Path) -> dict[str, dict]:
-    if not path.exists():
-        return {}
-    out = {}
-    for line in path.read_text().splitlines():
-        if line.strip():
-            row = json.loads(line)
-            out[row["id"]] = row
-    return out
 
 
 def _reason(row: dict) -> str:
@@ -80,9 +69,9 @@ def run_status(run_dir: Path) -> dict:
     manifest = ManifestSet.from_file(run_dir / "manifest.jsonl")
     items = [it.id for it in manifest]                 # every corpus clip is scored, spoofs included
     sources = [it.id for it in manifest.bonafide()]    # generators take bona fide inputs only
-    gens = _rows(run_dir / "generations.jsonl")
-    dets = _rows(run_dir / "detections.jsonl")
-    meas = _rows(run_dir / "measurements.jsonl")
+    gens = read_jsonl(run_dir / "generations.jsonl")
+    dets = read_jsonl(run_dir / "detections.jsonl")
+    meas = read_jsonl(run_dir / "measurements.jsonl")
     coverage: list[Coverage] = []
     protocol = ProtocolConfig.model_validate(cfg["protocol"])
     for g in cfg["generators"]:

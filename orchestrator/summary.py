@@ -2,18 +2,12 @@
 condition, the generator table, I2D aggregates and composite ranks."""
 from __future__ import annotations
 
-import csv
 from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
 
-from .run_store import CLEAN, condition_of
-
-
-def _read(path: Path) -> list[dict]:
-    with open(path, newline="") as f:
-        return list(csv.DictReader(f))
+from .run_store import CLEAN, condition_of, read_csv
 
 
 def _pct(v: str) -> str:
@@ -25,9 +19,9 @@ def _num(v: str, digits: int = 3) -> str:
 
 
 def print_summary(run_dir: Path, console: Console) -> None:
-    all_det = _read(run_dir / "metrics" / "detection_metrics.csv")
+    all_det = read_csv(run_dir / "metrics" / "detection_metrics.csv")
     det = [r for r in all_det if condition_of(r) == CLEAN]
-    gen = _read(run_dir / "metrics" / "generator_metrics.csv")
+    gen = read_csv(run_dir / "metrics" / "generator_metrics.csv")
     generators = list(dict.fromkeys(r["generator"] for r in det))
     detectors = list(dict.fromkeys(r["detector"] for r in det))
     if detectors:
@@ -54,7 +48,7 @@ def _print_conditions(det: list[dict], detectors: list[str], console: Console) -
 
 def _print_i2d(run_dir: Path, console: Console) -> None:
     path = run_dir / "metrics" / "i2d_aggregates.csv"
-    rows = _read(path) if path.exists() else []
+    rows = read_csv(path)
     if not rows:
         return
     t = Table(title="I2D aggregates (higher = better for the generator; metrics/i2d_iterations.csv has each iteration)")
@@ -112,7 +106,7 @@ def _print_generators(gen: list[dict], console: Console) -> None:
 
 def _print_composites(run_dir: Path, console: Console) -> None:
     path = run_dir / "metrics" / "composite_scores.csv"
-    rows = _read(path) if path.exists() else []
+    rows = read_csv(path)
     if not rows:
         return
     t = Table(title="Composite scores (SoK): F_TTS and F_reconstruction higher = better, detector S lower = better")
