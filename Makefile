@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PROTOS := $(wildcard proto/voxarena/v1/*.proto)
 
-.PHONY: setup system-deps convert-venv models setup-mbrola proto proto-check test test-fast demo train-detectors base-image wheelhouse wheelhouse-torch images bench bench-generators bench-scorer bench-containers clean
+.PHONY: setup setup-test system-deps convert-venv models setup-mbrola proto proto-check test test-fast demo train-detectors base-image wheelhouse wheelhouse-torch images bench bench-generators bench-scorer bench-containers clean
 
 setup: system-deps $(VENV)/.installed
 
@@ -26,10 +26,20 @@ setup-mbrola:
 	  > /etc/apt/sources.list.d/voxarena-nonfree.sources
 	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq mbrola mbrola-us1 mbrola-us2 mbrola-us3
 
+# Two install profiles (pyproject.toml): `demo` (no torch) for setup and the demo; `test` adds
+# training, the hf adapter (torch) and the test tools.
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade "pip>=23"
-	$(PY) -m pip install -q -e ".[all]"
+	$(PY) -m pip install -q -e ".[demo]"
+	# The scorer uses resemblyzer's preprocessing only; its torch encoder is never imported (scorers/ge2e.py).
+	$(PY) -m pip install -q --no-deps resemblyzer
+	touch $@
+
+setup-test: setup $(VENV)/.installed-test
+
+$(VENV)/.installed-test: $(VENV)/.installed
+	$(PY) -m pip install -q -e ".[test]"
 	touch $@
 
 # Torch -> ONNX conversions of registry checkpoints (convert/, see voxarena/converted.py). Torch comes
@@ -67,10 +77,10 @@ proto-check:
 	rm -rf $$tmp; echo "proto stubs are current"
 
 # The whole suite, container tests included (they need the images: built, or rebuilt from cache).
-test: setup proto-check images
+test: setup-test proto-check images
 	$(PY) -m pytest
 
-test-fast: setup
+test-fast: setup-test
 	$(PY) -m pytest -m "not slow and not container"
 
 demo: setup
@@ -79,7 +89,7 @@ demo: setup
 # Rebuilds the detectors' committed weights: the training data through the orchestrator (resumes),
 # then one trainer run per detector (`make train-detectors DETECTORS=rawnet2` for one).
 DETECTORS ?= lfcc-gmm lfcc-lcnn rawnet2 aasist whisper-frontend
-train-detectors: setup
+train-detectors: setup-test
 	$(VENV)/bin/orchestrator run configs/train-detectors.yaml --out runs/train-detectors
 	for d in $(DETECTORS); do \
 	  $(PY) -m services.detectors.training --detector $$d --data runs/train-detectors || exit 1; done
