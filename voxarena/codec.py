@@ -73,11 +73,25 @@ def decode_audio(msg: common_pb2.Audio, what: str = "audio") -> AudioClip:
 
 
 def clip_to_wav_bytes(clip: AudioClip) -> bytes:
-    """A deterministic WAV file (PCM_16 for int16 clips, FLOAT otherwise)."""
+    """A deterministic WAV file (PCM_16 for int16 clips, FLOAT otherwise): same samples, same bytes."""
     buf = io.BytesIO()
     subtype = "PCM_16" if clip.samples.dtype == np.int16 else "FLOAT"
     sf.write(buf, clip.samples, clip.sample_rate, format="WAV", subtype=subtype)
-    return buf.getvalue()
+    return _without_peak_chunk(buf.getvalue())
+
+
+def _without_peak_chunk(wav: bytes) -> bytes:
+    """The RIFF file without libsndfile's PEAK chunk, which it adds to float WAVs with a write timestamp
+    (so identical samples hashed differently from one second to the next). PEAK is optional metadata."""
+    out, pos = [wav[:12]], 12
+    while pos + 8 <= len(wav):
+        size = int.from_bytes(wav[pos + 4:pos + 8], "little")
+        end = pos + 8 + size + (size & 1)
+        if wav[pos:pos + 4] != b"PEAK":
+            out.append(wav[pos:end])
+        pos = end
+    body = b"".join(out)
+    return body[:4] + (len(body) - 8).to_bytes(4, "little") + body[8:]
 
 
 def read_audio_file(path, what: str | None = None) -> AudioClip:
