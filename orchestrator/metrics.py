@@ -165,6 +165,14 @@ def generator_rows(store: RunStore, scorer, cfg, infos: dict, columns: dict[str,
     return rows
 
 
+def composite_table(gen_rows: list[dict], kind: str) -> dict[str, dict]:
+    """The generator_metrics rows a generator composite compares: F_TTS over generators that speak text or
+    convert, F_reconstruction over pure vocoders (``tasks`` == RECONSTRUCT)."""
+    if kind == "reconstruction":
+        return {r["generator"]: r for r in gen_rows if r["tasks"] == "RECONSTRUCT"}
+    return {r["generator"]: r for r in gen_rows if r["tasks"] and r["tasks"] != "RECONSTRUCT"}
+
+
 def composite_rows(gen_rows: list[dict], det_rows: list[dict], infos: dict) -> list[dict]:
     """F_TTS over generators that speak text or convert, F_reconstruction over pure vocoders, S_i over detectors."""
     out = []
@@ -173,8 +181,7 @@ def composite_rows(gen_rows: list[dict], det_rows: list[dict], infos: dict) -> l
         ranked = sorted(scores, key=lambda k: (-scores[k] if higher_is_better else scores[k], k))
         out.extend({"kind": kind, "system": s, "score": scores[s], "rank": ranked.index(s) + 1} for s in sorted(scores))
 
-    tts = {r["generator"]: r for r in gen_rows if r["tasks"] and r["tasks"] != "RECONSTRUCT"}
-    rec = {r["generator"]: r for r in gen_rows if r["tasks"] == "RECONSTRUCT"}
+    tts, rec = composite_table(gen_rows, "tts"), composite_table(gen_rows, "reconstruction")
     for kind, table, weights in (("tts", tts, TTS_WEIGHTS), ("reconstruction", rec, RECONSTRUCTION_WEIGHTS)):
         if len(table) >= 2:
             try:

@@ -13,6 +13,7 @@ import numpy as np
 
 from scorers import composite, detection
 
+from .metrics import composite_table
 from .run_store import condition_of, detector_label, iteration_of, read_jsonl
 
 
@@ -96,14 +97,16 @@ def export_asvspoof(run_dir: Path, out_dir: Path) -> list[Path]:
     return written + [keys_path]
 
 
-def _read_table(path: Path, key: str) -> list[dict]:
+def _read_table(path: Path, *keys: str) -> list[dict]:
+    """The rows of a CSV that has one of ``keys`` as a column."""
     try:
         with open(path, newline="") as f:
             rows = list(csv.DictReader(f))
     except FileNotFoundError:
         raise InputFileError(f"{path}: no such file") from None
-    if not rows or key not in rows[0]:
-        raise InputFileError(f"{path}: needs a {key!r} column (got {', '.join(rows[0]) if rows else 'no rows'})")
+    if not rows or not any(k in rows[0] for k in keys):
+        wanted = " or ".join(repr(k) for k in keys)
+        raise InputFileError(f"{path}: needs a {wanted} column (got {', '.join(rows[0]) if rows else 'no rows'})")
     return rows
 
 
@@ -131,11 +134,20 @@ def parse_weights(spec: str | None, default: dict[str, float]) -> dict[str, floa
 
 
 def composite_generators(path: Path, kind: str, weights: dict[str, float], eps: float) -> dict[str, float]:
-    rows = _read_table(path, "system")
+    """F_TTS / F_reconstruction from the paper's layout (a ``system`` column) or a run's own
+    ``metrics/generator_metrics.csv`` (``generator`` and ``tasks``: the systems the run's composite compares)."""
+    rows = _read_table(path, "system", "generator")
+    key = "system" if "system" in rows[0] else "generator"
+    if key == "generator":
+        if "tasks" not in rows[0]:
+            raise InputFileError(f"{path}: a run's generator metrics need a 'tasks' column")
+        rows = list(composite_table(rows, kind).values())
+        if not rows:
+            raise InputFileError(f"{path}: no generator for the {kind} composite (tasks column)")
     missing = [m for m in weights if m not in rows[0]]
     if missing:
         raise InputFileError(f"{path}: missing column(s) {', '.join(missing)} needed by the {kind} composite")
-    table = {r["system"]: {m: _number(path, r, m, "system") for m in weights} for r in rows}
+    table = {r[key]: {m: _number(path, r, m, key) for m in weights} for r in rows}
     try:
         return composite.generator_scores(table, weights, eps)
     except composite.CompositeError as e:

@@ -113,3 +113,22 @@ def test_detector_composite_by_hand(tmp_path):
     weighted = json.loads(result.stdout)
     assert weighted["A"] == pytest.approx(0.75 * a_g1 + 0.25 * a_g2)
     assert weighted["B"] == pytest.approx(0.75 * b_g1 + 0.25 * b_g2)
+
+
+def test_composite_reads_a_runs_own_generator_metrics(tmp_path):
+    # A run's metrics/generator_metrics.csv: `generator` and `tasks` columns. F_TTS compares the text
+    # speakers only; the vocoder row C must not enter its min-max normalisation.
+    table = tmp_path / "generator_metrics.csv"
+    table.write_text(
+        "generator,family,tasks,dnsmos,sim,psnr,wer,rtf,params_m\n"
+        "A,X,TTS,3.5,0.8,10,0.05,0.9,10\n"
+        "B,X,TTS,2.5,0.5,20,0.10,0.1,\n"
+        "C,X,RECONSTRUCT,9,9,99,0,0,1\n")
+    result = runner.invoke(app, ["composite", "tts", str(table)])
+    assert result.exit_code == 0, result.output
+    scores = json.loads(result.output)
+    # By hand (eps 0.1): A best on dnsmos, sim, wer (1.0 each), worst on psnr, rtf (0.1), and the only one
+    # with a parameter count, so its log-params term is the worst (0.1); B has none: the best term (1.0).
+    assert scores == pytest.approx({"A": .25 + .25 + .2 + .015 + .0075 + .0075, "B": .025 + .025 + .02 + .15 + .075 + .075})
+    result = runner.invoke(app, ["composite", "reconstruction", str(table)])
+    assert result.exit_code == 2 and "missing column(s) pesq, ssim" in result.output
