@@ -4,15 +4,17 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import shutil
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 from voxarena.converted import PROVENANCE_FILE
 from voxarena.hashing import sha256_file
 
-from . import CONVERTERS
+from . import CONVERTERS, SPEECH_ENV, fetch_check_clips
 
 
 def _versions() -> dict[str, str]:
@@ -54,12 +56,18 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("names", nargs="*", help=f"models to convert (default: all of {', '.join(CONVERTERS)})")
     p.add_argument("--out", type=Path, required=True, help="models directory (build/models; /opt/voxarena/models in images)")
     p.add_argument("--force", action="store_true", help="convert again even when up to date")
+    p.add_argument("--speech-url", help="fetch the check clips from this URL (a speech directory served over HTTP; "
+                                        f"image builds) instead of reading them from ${SPEECH_ENV}")
     args = p.parse_args(argv)
     unknown = sorted(set(args.names) - set(CONVERTERS))
     if unknown:
         raise SystemExit(f"unknown model(s) {', '.join(unknown)}; known: {', '.join(CONVERTERS)}")
-    for name in args.names or list(CONVERTERS):
-        convert_one(name, args.out, args.force)
+    with tempfile.TemporaryDirectory(prefix="voxarena-speech-") as tmp:
+        if args.speech_url:
+            fetch_check_clips(args.speech_url, Path(tmp))
+            os.environ[SPEECH_ENV] = tmp
+        for name in args.names or list(CONVERTERS):
+            convert_one(name, args.out, args.force)
 
 
 if __name__ == "__main__":
