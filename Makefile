@@ -4,11 +4,11 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PROTOS := $(wildcard proto/voxarena/v1/*.proto)
 
-.PHONY: setup setup-test system-deps convert-venv models setup-mbrola proto proto-check test test-fast demo train-detectors base-image wheelhouse wheelhouse-torch images bench bench-generators bench-scorer bench-containers clean
+.PHONY: certs setup setup-test system-deps convert-venv models setup-mbrola proto proto-check test test-fast demo train-detectors base-image wheelhouse wheelhouse-torch images bench bench-generators bench-scorer bench-containers clean
 
 setup: system-deps $(VENV)/.installed
 
-DEBIAN_PACKAGES := espeak-ng flite festival festvox-us-slt-hts chromium debootstrap
+DEBIAN_PACKAGES := espeak-ng flite festival festvox-us-slt-hts chromium debootstrap openssl
 
 system-deps:
 	@missing=$$(for p in $(DEBIAN_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
@@ -65,6 +65,11 @@ $(CONVERT_VENV)/.installed: Makefile
 
 models: $(CONVERT_VENV)/.installed
 	PYTHONPATH=$(CURDIR) $(CONVERT_VENV)/bin/python -m convert --out $(MODELS_DIR) $(MODELS)
+
+# TLS / mTLS for the stack (voxarena/transport.py): a private CA, one certificate for every compose
+# service name, and the orchestrator's client certificate, in compose/tls/certs (kept out of git).
+certs:
+	compose/tls/make-certs.sh compose/tls/certs $$($(PY) -c "import yaml; print(' '.join(yaml.safe_load(open('docker-compose.yml'))['services']))")
 
 proto:
 	$(PY) -m grpc_tools.protoc -Iproto --python_out=. --pyi_out=. --grpc_python_out=. $(PROTOS)

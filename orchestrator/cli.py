@@ -290,13 +290,26 @@ def conformance(
     address: str = typer.Argument(..., help="host:port of a running generator or detector"),
     timeout: float = typer.Option(120.0, help="seconds per call"),
     json_out: Optional[Path] = typer.Option(None, "--json", help="also write the report as JSON"),
+    tls_ca: Optional[Path] = typer.Option(None, help="speak TLS, trusting this CA (PEM)"),
+    tls_cert: Optional[Path] = typer.Option(None, help="client certificate for mutual TLS (PEM)"),
+    tls_key: Optional[Path] = typer.Option(None, help="key of --tls-cert (PEM)"),
+    tls_server_name: Optional[str] = typer.Option(None, help="name the server certificate carries, if not the host"),
+    token_env: Optional[str] = typer.Option(None, help="environment variable holding the bearer token to send"),
 ) -> None:
     """Check a running service against the contract; exit code 1 when any check fails."""
     from rich.table import Table
 
+    from voxarena.transport import ClientSecurity, TransportConfigError
+
     from .conformance import run_conformance
 
-    checks = run_conformance(address, timeout)
+    try:
+        security = ClientSecurity.from_settings(
+            str(tls_ca) if tls_ca else None, str(tls_cert) if tls_cert else None, str(tls_key) if tls_key else None,
+            token_env, tls_server_name)
+    except TransportConfigError as e:
+        _fail(e)
+    checks = run_conformance(address, timeout, security)
     table = Table(title=f"conformance of {address}")
     for col in ("check", "result", "detail"):
         table.add_column(col)

@@ -8,6 +8,7 @@ import grpc
 from google.protobuf import json_format
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from voxarena.transport import PLAINTEXT, ClientSecurity
 from voxarena.v1 import common_pb2, detector_pb2_grpc, generator_pb2_grpc, scorer_pb2_grpc
 
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024
@@ -17,17 +18,19 @@ class ServiceStartError(RuntimeError):
     pass
 
 
-def channel(address: str) -> grpc.Channel:
+def channel(address: str, security: ClientSecurity = PLAINTEXT) -> grpc.Channel:
+    """A channel to ``address`` (plaintext, TLS or mTLS, with a bearer token: ``voxarena.transport``)."""
     # round_robin: a name that resolves to several replicas (compose --scale) gets calls spread over all of them.
-    return grpc.insecure_channel(address, options=[
+    return security.channel(address, [
         ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES), ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
         ("grpc.lb_policy_name", "round_robin"),
     ])
 
 
-def wait_for_serving(address: str, name: str, timeout: float, process=None, log_tail: Callable[[], str] | None = None) -> None:
+def wait_for_serving(address: str, name: str, timeout: float, process=None, log_tail: Callable[[], str] | None = None,
+                     security: ClientSecurity = PLAINTEXT) -> None:
     """Poll grpc.health.v1 until SERVING; fail early if the local process died."""
-    ch = channel(address)
+    ch = channel(address, security)
     stub = health_pb2_grpc.HealthStub(ch)
     deadline = time.monotonic() + timeout
     last = "no answer"
@@ -74,10 +77,11 @@ def call_with_retry(method, request, deadline: float, retries: int, backoff: flo
 class ServiceClient:
     stub_class: type = object
 
-    def __init__(self, name: str, address: str, deadline: float, retries: int, backoff: float) -> None:
+    def __init__(self, name: str, address: str, deadline: float, retries: int, backoff: float,
+                 security: ClientSecurity = PLAINTEXT) -> None:
         self.name, self.address = name, address
         self.deadline, self.retries, self.backoff = deadline, retries, backoff
-        self.channel = channel(address)
+        self.channel = channel(address, security)
         self.stub = self.stub_class(self.channel)
 
     def call(self, method_name: str, request):

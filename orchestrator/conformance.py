@@ -23,6 +23,8 @@ import grpc
 import numpy as np
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from voxarena.transport import PLAINTEXT, ClientSecurity
+
 from voxarena.codec import AudioClip, AudioFormatError, decode_audio, encode_audio
 from voxarena.v1 import (common_pb2, detector_pb2, detector_pb2_grpc, generator_pb2, generator_pb2_grpc, scorer_pb2,
                          scorer_pb2_grpc)
@@ -57,13 +59,14 @@ def _code(e: grpc.RpcError) -> grpc.StatusCode:
 
 
 class Conformance:
-    def __init__(self, address: str, timeout: float = 120.0, probe: AudioClip | None = None) -> None:
+    def __init__(self, address: str, timeout: float = 120.0, probe: AudioClip | None = None,
+                 security: ClientSecurity = PLAINTEXT) -> None:
         self.address = address
         self.timeout = timeout
         self.probe = probe or _probe_audio()
         limit = 2 * OVERSIZE_BYTES
-        self.channel = grpc.insecure_channel(address, options=[("grpc.max_send_message_length", limit),
-                                                               ("grpc.max_receive_message_length", limit)])
+        self.channel = security.channel(address, [("grpc.max_send_message_length", limit),
+                                                  ("grpc.max_receive_message_length", limit)])
         self.checks: list[Check] = []
 
     # -- bookkeeping --------------------------------------------------------------------------
@@ -329,5 +332,5 @@ class Conformance:
             self.channel.close()
 
 
-def run_conformance(address: str, timeout: float = 120.0) -> list[Check]:
-    return Conformance(address, timeout).run()
+def run_conformance(address: str, timeout: float = 120.0, security: ClientSecurity = PLAINTEXT) -> list[Check]:
+    return Conformance(address, timeout, security=security).run()

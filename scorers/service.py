@@ -10,7 +10,7 @@ from importlib.metadata import version
 import numpy as np
 
 from services.sdk.errors import InvalidArgument, NotReady
-from services.sdk.server import _Stopwatch, add_service_arguments, create_server, run_until_signalled
+from services.sdk.server import _Stopwatch, add_service_arguments, create_server, run_until_signalled, server_security
 from voxarena.codec import AudioFormatError, decode_audio
 from voxarena.v1 import common_pb2, scorer_pb2, scorer_pb2_grpc
 
@@ -35,11 +35,10 @@ def detection_intervals(s, bona: np.ndarray, spoof: np.ndarray, costs, boot) -> 
         list(s.spoof_clusters or [f"s{i}" for i in range(spoof.size)])
     scores = np.concatenate([bona, spoof])
     is_bona = np.arange(scores.size) < bona.size
-    keep = ("eer", "min_dcf", "act_dcf", "cllr", "min_cllr")
 
     def statistic(idx: np.ndarray) -> dict[str, float]:
         values = detection.detection_metrics(scores[idx][is_bona[idx]], scores[idx][~is_bona[idx]], costs)
-        return {k: values[k] for k in keep}
+        return detection.bootstrap_figures(values)
 
     return cluster_intervals(clusters, statistic, boot.resamples, boot.seed, boot.confidence or 0.95)
 
@@ -175,5 +174,6 @@ def main(argv: list[str] | None = None) -> None:
     servicer = ScorerServicer()
     name = scorer_pb2.DESCRIPTOR.services_by_name["ScorerService"].full_name
     running = create_server([(name, lambda s: scorer_pb2_grpc.add_ScorerServiceServicer_to_server(servicer, s))],
-                            f"{args.host}:{args.port}", max_message_mb=args.max_message_mb, workers=args.workers)
+                            f"{args.host}:{args.port}", max_message_mb=args.max_message_mb, workers=args.workers,
+                            security=server_security(args))
     run_until_signalled(running, servicer.load, "scorer")

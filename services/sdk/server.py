@@ -25,6 +25,8 @@ from grpc_reflection.v1alpha import reflection
 
 from voxarena import PORT_ANNOUNCEMENT
 from voxarena.codec import AudioFormatError, decode_audio, encode_audio
+from voxarena.transport import (DEFAULT_TOKEN_ENV, ENV_CERT, ENV_CLIENT_CA, ENV_KEY, ServerSecurity,
+                                TransportConfigError)
 from voxarena.v1 import common_pb2, detector_pb2, detector_pb2_grpc, generator_pb2, generator_pb2_grpc
 
 from .errors import InvalidArgument, NotReady, ServiceError, Unimplemented
@@ -287,15 +289,18 @@ def create_server(
     address: str = "[::]:0",
     max_message_mb: float = DEFAULT_MAX_MESSAGE_MB,
     workers: int = 4,
+    security: ServerSecurity | None = None,
 ) -> RunningServer:
     """A started-later gRPC server with the given services plus health and reflection.
 
     Returns the server and its bound port (use port 0 in tests). Health starts NOT_SERVING.
+    ``security``: TLS / mTLS credentials and a bearer token (voxarena.transport); plaintext without.
     """
+    security = security or ServerSecurity()
     limit = int(max_message_mb * 1024 * 1024)
     server = grpc.server(
         futures.ThreadPoolExecutor(max_workers=workers),
-        interceptors=[ErrorMappingInterceptor()],
+        interceptors=[*security.interceptors(), ErrorMappingInterceptor()],
         options=[("grpc.max_receive_message_length", limit), ("grpc.max_send_message_length", limit),
                  ("grpc.so_reuseport", 0)],
     )
@@ -308,7 +313,8 @@ def create_server(
     reflection.enable_server_reflection(
         tuple(names) + (health_pb2.DESCRIPTOR.services_by_name["Health"].full_name, reflection.SERVICE_NAME), server
     )
-    port = server.add_insecure_port(address)
+    credentials = security.credentials()
+    port = server.add_secure_port(address, credentials) if credentials else server.add_insecure_port(address)
     if port == 0:
         raise OSError(f"could not bind {address}")
     running = RunningServer(server=server, port=port, health=health_servicer, service_names=tuple(names))
@@ -327,6 +333,20 @@ def add_service_arguments(parser: argparse.ArgumentParser) -> None:
                         help="largest request/response in MiB; larger ones get RESOURCE_EXHAUSTED")
     parser.add_argument("--workers", type=int, default=4, help="concurrent calls served")
     parser.add_argument("--log-level", default="INFO")
+    parser.add_argument("--tls-cert", help=f"PEM certificate: serve TLS (or ${ENV_CERT})")
+    parser.add_argument("--tls-key", help=f"PEM private key of --tls-cert (or ${ENV_KEY})")
+    parser.add_argument("--tls-client-ca", help=f"PEM CA: demand client certificates it signed, mTLS (or ${ENV_CLIENT_CA})")
+    parser.add_argument("--token-env", default=DEFAULT_TOKEN_ENV,
+                        help="environment variable holding the bearer token every call must carry (unset: no token)")
+
+
+def server_security(args: argparse.Namespace) -> ServerSecurity:
+    """The transport security the parsed arguments (and the environment) ask for; exits 2 on a bad setting."""
+    try:
+        return ServerSecurity.from_settings(args.tls_cert, args.tls_key, args.tls_client_ca, args.token_env)
+    except TransportConfigError as e:
+        print(f"error: {e}", file=sys.stderr)
+        raise SystemExit(2) from None
 
 
 def run_until_signalled(running: RunningServer, load: Callable[[], None], name: str, grace: float = 5.0) -> None:
@@ -386,8 +406,10 @@ def serve(model_factory: Callable[..., _ModelBase], argv: list[str] | None = Non
     logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     model = model_factory(args) if add_arguments else model_factory()
+    security = server_security(args)
     running = create_model_server(model, f"{args.host}:{args.port}", max_message_mb=args.max_message_mb,
-                                  workers=args.workers)
+                                  workers=args.workers, security=security)
+    log.info("%s: transport %s", model.name, security.describe())
 
     def load() -> None:
         model.load()

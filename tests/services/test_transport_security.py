@@ -1,0 +1,174 @@
+"""TLS, mutual TLS and bearer tokens, with certificates made at test time by compose/tls/make-certs.sh.
+
+Each case talks to a real server on a free port: plaintext to a TLS server is refused, a client that
+trusts another CA is refused, a missing or wrong token is UNAUTHENTICATED, the right ones are served,
+and the health check stays open without a token.
+"""
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import grpc
+import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from services.sdk.server import create_model_server
+from services.testing.dummy_generator import DummyGenerator
+from voxarena.transport import ClientSecurity, ServerSecurity, TransportConfigError
+from voxarena.v1 import common_pb2, generator_pb2_grpc
+
+MAKE_CERTS = Path(__file__).resolve().parents[2] / "compose" / "tls" / "make-certs.sh"
+TOKEN = "s3cret-token-for-tests"
+
+
+@pytest.fixture(scope="module")
+def certs(tmp_path_factory) -> dict[str, Path]:
+    good, other = tmp_path_factory.mktemp("ca"), tmp_path_factory.mktemp("other-ca")
+    for d in (good, other):
+        subprocess.run(["bash", str(MAKE_CERTS), str(d), "dummy-generator"], check=True, capture_output=True)
+    return {"dir": good, "other": other}
+
+
+def _serve(security: ServerSecurity):
+    model = DummyGenerator()
+    running = create_model_server(model, "[::]:0", security=security)
+    running.server.start()
+    model.load()
+    model.mark_ready()
+    running.set_serving(True)
+    return running
+
+
+def _get_info(port: int, client: ClientSecurity) -> common_pb2.GetInfoResponse:
+    with client.channel(f"127.0.0.1:{port}") as ch:
+        return generator_pb2_grpc.GeneratorServiceStub(ch).GetInfo(common_pb2.GetInfoRequest(), timeout=5)
+
+
+def _code(port: int, client: ClientSecurity) -> grpc.StatusCode:
+    try:
+        _get_info(port, client)
+    except grpc.RpcError as e:
+        return e.code()
+    return grpc.StatusCode.OK
+
+
+def _server_security(d: Path, mtls: bool = False, token: str | None = None, monkeypatch=None) -> ServerSecurity:
+    if token and monkeypatch:
+        monkeypatch.setenv("TEST_SERVICE_TOKEN", token)
+    return ServerSecurity.from_settings(str(d / "server.pem"), str(d / "server.key"),
+                                        str(d / "ca.pem") if mtls else None, "TEST_SERVICE_TOKEN")
+
+
+def test_tls_refuses_plaintext_and_a_foreign_ca(certs, monkeypatch):
+    monkeypatch.delenv("TEST_SERVICE_TOKEN", raising=False)
+    running = _serve(_server_security(certs["dir"]))
+    try:
+        assert _code(running.port, ClientSecurity()) == grpc.StatusCode.UNAVAILABLE
+        foreign = ClientSecurity.from_settings(ca=str(certs["other"] / "ca.pem"))
+        assert _code(running.port, foreign) == grpc.StatusCode.UNAVAILABLE
+        trusted = ClientSecurity.from_settings(ca=str(certs["dir"] / "ca.pem"))
+        assert _get_info(running.port, trusted).model.name == "dummy-generator"
+    finally:
+        running.server.stop(0)
+
+
+def test_mtls_demands_a_client_certificate_from_its_ca(certs, monkeypatch):
+    monkeypatch.delenv("TEST_SERVICE_TOKEN", raising=False)
+    running = _serve(_server_security(certs["dir"], mtls=True))
+    d, other = certs["dir"], certs["other"]
+    try:
+        no_cert = ClientSecurity.from_settings(ca=str(d / "ca.pem"))
+        assert _code(running.port, no_cert) == grpc.StatusCode.UNAVAILABLE
+        foreign_cert = ClientSecurity.from_settings(ca=str(d / "ca.pem"), cert=str(other / "client.pem"),
+                                                    key=str(other / "client.key"))
+        assert _code(running.port, foreign_cert) == grpc.StatusCode.UNAVAILABLE
+        good = ClientSecurity.from_settings(ca=str(d / "ca.pem"), cert=str(d / "client.pem"), key=str(d / "client.key"))
+        assert _get_info(running.port, good).model.name == "dummy-generator"
+    finally:
+        running.server.stop(0)
+
+
+def test_bearer_token_is_required_and_health_stays_open(certs, monkeypatch):
+    running = _serve(_server_security(certs["dir"], token=TOKEN, monkeypatch=monkeypatch))
+    ca = str(certs["dir"] / "ca.pem")
+    try:
+        assert _code(running.port, ClientSecurity.from_settings(ca=ca)) == grpc.StatusCode.UNAUTHENTICATED
+        monkeypatch.setenv("CLIENT_TOKEN", "wrong-token")
+        wrong = ClientSecurity.from_settings(ca=ca, token_env="CLIENT_TOKEN")
+        assert _code(running.port, wrong) == grpc.StatusCode.UNAUTHENTICATED
+        monkeypatch.setenv("CLIENT_TOKEN", TOKEN)
+        right = ClientSecurity.from_settings(ca=ca, token_env="CLIENT_TOKEN")
+        assert _get_info(running.port, right).model.name == "dummy-generator"
+        with ClientSecurity.from_settings(ca=ca).channel(f"127.0.0.1:{running.port}") as ch:
+            status = health_pb2_grpc.HealthStub(ch).Check(health_pb2.HealthCheckRequest(), timeout=5).status
+        assert status == health_pb2.HealthCheckResponse.SERVING
+    finally:
+        running.server.stop(0)
+
+
+def test_a_token_is_never_sent_in_plaintext_and_settings_are_checked(certs, monkeypatch):
+    monkeypatch.setenv("CLIENT_TOKEN", TOKEN)
+    with pytest.raises(TransportConfigError, match="never sent in plaintext"):
+        ClientSecurity.from_settings(token_env="CLIENT_TOKEN")
+    monkeypatch.delenv("UNSET_TOKEN_VAR", raising=False)
+    with pytest.raises(TransportConfigError, match="UNSET_TOKEN_VAR is not set"):
+        ClientSecurity.from_settings(ca=str(certs["dir"] / "ca.pem"), token_env="UNSET_TOKEN_VAR")
+    with pytest.raises(TransportConfigError, match="needs both"):
+        ServerSecurity.from_settings(str(certs["dir"] / "server.pem"), None, None, None)
+    with pytest.raises(TransportConfigError, match="no-such.pem"):
+        ServerSecurity.from_settings("/no-such.pem", "/no-such.key", None, None)
+    assert TOKEN not in repr(ClientSecurity.from_settings(ca=str(certs["dir"] / "ca.pem"), token_env="CLIENT_TOKEN"))
+
+
+def test_service_entry_point_serves_tls_and_its_healthcheck_speaks_it(certs, tmp_path):
+    """`python -m ... --tls-cert/--tls-key --tls-client-ca` and the container healthcheck under mTLS."""
+    import os
+    import sys
+
+    from voxarena import PORT_ANNOUNCEMENT
+
+    d = certs["dir"]
+    env = {**os.environ, "VOXARENA_TLS_CERT": str(d / "server.pem"), "VOXARENA_TLS_KEY": str(d / "server.key"),
+           "VOXARENA_TLS_CLIENT_CA": str(d / "ca.pem")}
+    env.pop("VOXARENA_TOKEN", None)
+    proc = subprocess.Popen([sys.executable, "-m", "services.testing.dummy_generator", "--port", "0"],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        line = proc.stdout.readline()
+        assert line.startswith(PORT_ANNOUNCEMENT), line
+        port = line[len(PORT_ANNOUNCEMENT):].strip()
+        for _ in range(100):
+            check = subprocess.run([sys.executable, "-m", "services.sdk.healthcheck", port], env=env,
+                                   capture_output=True, text=True)
+            if check.returncode == 0:
+                break
+        assert check.returncode == 0, check.stderr
+        plain = subprocess.run([sys.executable, "-m", "services.sdk.healthcheck", port],
+                               env={k: v for k, v in env.items() if not k.startswith("VOXARENA_TLS")},
+                               capture_output=True, text=True)
+        assert plain.returncode == 1 and "UNAVAILABLE" in plain.stderr
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def test_conformance_speaks_tls_and_tokens(certs, monkeypatch):
+    from typer.testing import CliRunner
+
+    from orchestrator.cli import app
+
+    running = _serve(_server_security(certs["dir"], mtls=True, token=TOKEN, monkeypatch=monkeypatch))
+    d = certs["dir"]
+    tls = ["--tls-ca", str(d / "ca.pem"), "--tls-cert", str(d / "client.pem"), "--tls-key", str(d / "client.key")]
+    try:
+        monkeypatch.setenv("CLIENT_TOKEN", TOKEN)
+        result = CliRunner().invoke(app, ["conformance", f"127.0.0.1:{running.port}", *tls, "--token-env", "CLIENT_TOKEN"])
+        assert result.exit_code == 0, result.output
+        monkeypatch.setenv("CLIENT_TOKEN", "wrong")
+        result = CliRunner().invoke(app, ["conformance", f"127.0.0.1:{running.port}", *tls, "--token-env", "CLIENT_TOKEN"])
+        assert result.exit_code == 1 and "UNAUTHENTICATED" in result.output
+        result = CliRunner().invoke(app, ["conformance", f"127.0.0.1:{running.port}", "--token-env", "CLIENT_TOKEN"])
+        assert result.exit_code == 2 and "never sent in plaintext" in result.output
+    finally:
+        running.server.stop(0)
