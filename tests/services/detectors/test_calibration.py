@@ -35,6 +35,61 @@ def test_calibrated_scores_reach_min_cllr_on_held_out_data():
         fit_llr_calibration([], [1.0])
 
 
+def test_two_valued_separated_set_lands_on_the_platt_targets():
+    # Every bona fide trial at one score, every spoof at another: the affine map can put each class
+    # exactly on its smoothed target, logit((N+ + 1)/(N+ + 2)) = log(N+ + 1) and logit(1/(N- + 2)) = -log(N- + 1).
+    a, b = fit_llr_calibration(np.full(25, 3.0), np.full(75, -2.0))
+    assert a * 3.0 + b == pytest.approx(np.log(26), abs=1e-6)
+    assert a * -2.0 + b == pytest.approx(-np.log(76), abs=1e-6)
+
+
+def test_perfectly_separated_set_gives_bounded_llrs_and_keeps_the_ranking():
+    bona = np.array([1.0, 2.0, 3.0, 10.0])
+    spoof = np.array([-10.0, -3.0, -2.0, -1.0])
+    a, b = fit_llr_calibration(bona, spoof)
+    # Bound by hand (N+ = N- = 4, targets 5/6 and 1/6, both with entropy H = 0.4506 nats): the
+    # objective J = 1/4 sum CE(bona) + 1/4 sum CE(spoof) is at most J(a=0, b=0) = 2 ln 2 at the
+    # optimum; each CE(t, sigmoid(m)) is at least H, and at least (1 - t) * m = m / 6 for a bona fide
+    # trial at m > 0 (t * m / 6 similarly for spoof at m < 0). So one trial's |m| / 6 / 4 plus the
+    # other seven trials' 7 H / 4 is at most 2 ln 2: |m| <= 24 * (2 ln 2 - 1.75 * 0.4506) = 14.35.
+    h = -(5 / 6 * np.log(5 / 6) + 1 / 6 * np.log(1 / 6))
+    bound = 24 * (2 * np.log(2) - 1.75 * h)
+    assert bound == pytest.approx(14.35, abs=0.01)
+    llr = a * np.concatenate([bona, spoof]) + b
+    assert np.all(np.abs(llr) <= bound)
+    assert a > 0 and np.all(np.argsort(bona) == np.argsort(a * bona + b))
+    assert np.all(llr[:4] > 0) and np.all(llr[4:] < 0)     # the separation itself survives
+
+
+def test_agrees_with_scipy_on_the_smoothed_objective():
+    from scipy.optimize import minimize
+
+    rng = np.random.default_rng(7)
+    bona, spoof = rng.normal(40.0, 3.0, 30), rng.normal(10.0, 8.0, 90)   # separated, off-centre, unequal counts
+    tb, ts = 31 / 32, 1 / 92
+
+    def loss(p):
+        mb, ms = p[0] * bona + p[1], p[0] * spoof + p[1]
+        ce_b = tb * np.logaddexp(0, -mb) + (1 - tb) * np.logaddexp(0, mb)
+        ce_s = ts * np.logaddexp(0, -ms) + (1 - ts) * np.logaddexp(0, ms)
+        return 0.5 * np.mean(ce_b) + 0.5 * np.mean(ce_s)
+
+    ref = minimize(loss, x0=[0.1, -2.5], method="Nelder-Mead", options={"xatol": 1e-10, "fatol": 1e-14,
+                                                                        "maxiter": 20000}).x
+    a, b = fit_llr_calibration(bona, spoof)
+    assert loss([a, b]) <= loss(ref) + 1e-12
+    assert a == pytest.approx(ref[0], rel=1e-4) and b == pytest.approx(ref[1], rel=1e-4)
+
+
+def test_refuses_what_it_cannot_calibrate():
+    with pytest.raises(ValueError, match="two distinct scores"):
+        fit_llr_calibration([1.0, 1.0], [1.0])
+    with pytest.raises(ValueError, match="not positive"):
+        fit_llr_calibration([-1.0, -2.0], [1.0, 2.0])
+    with pytest.raises(ValueError, match="finite"):
+        fit_llr_calibration([np.inf, 1.0], [0.0])
+
+
 class Mean(DetectorModel):
     name = "mean"
     family = "HANDCRAFTED_FRONT_END"
