@@ -26,7 +26,8 @@ from .config import I2D_TASKS
 from .manifest import ManifestSet
 from .run_store import CLEAN, RunStore, condition_of, iteration_of
 
-DETECTION_HEADLINES = ["eer", "min_dcf", "act_dcf", "cllr", "min_cllr"]
+# calibration_loss = cllr - min_cllr: the bits a detector loses because its LLRs are miscalibrated.
+DETECTION_HEADLINES = ["eer", "min_dcf", "act_dcf", "cllr", "min_cllr", "calibration_loss"]
 DETECTION_COLUMNS = (["detector", "generator", "condition", "n_bonafide", "n_spoof"] + DETECTION_HEADLINES
                      + [f"{m}_ci_{b}" for m in DETECTION_HEADLINES for b in ("low", "high")]
                      + ["scores_are_llr", "attack_seen_in_training", "n_failed", "scorer_fingerprint"])
@@ -121,7 +122,10 @@ def detection_rows(store: RunStore, scorer, cfg, generators: list[str], detector
     for m in meta:
         s = results.get(f"{m['detector']}|{m['generator']}|{m['condition']}")
         for k in DETECTION_HEADLINES:
-            m[k] = getattr(s, k) if s is not None else math.nan
+            if k == "calibration_loss":   # not a field of the scorer's reply: derived here, its CI bootstrapped there
+                m[k] = s.cllr - s.min_cllr if s is not None else math.nan
+            else:
+                m[k] = getattr(s, k) if s is not None else math.nan
             m[f"{k}_ci_low"] = s.ci_low.get(k, math.nan) if s is not None else math.nan
             m[f"{k}_ci_high"] = s.ci_high.get(k, math.nan) if s is not None else math.nan
     return meta

@@ -101,6 +101,22 @@ def min_cllr(bonafide: np.ndarray, spoof: np.ndarray) -> float:
     return cllr(b, s)
 
 
+# The figures the scorer's speaker bootstrap gives an interval for: the headline metrics and the
+# calibration loss, Cllr - minCllr (bits lost because the scores are not the best-calibrated LLRs).
+BOOTSTRAPPED = ("eer", "min_dcf", "act_dcf", "cllr", "min_cllr", "calibration_loss")
+
+
+def calibration_loss(values: dict[str, float]) -> float:
+    """Cllr - minCllr of one trial set's metrics: 0 for perfectly calibrated LLRs, and unbounded above."""
+    return values["cllr"] - values["min_cllr"]
+
+
+def bootstrap_figures(values: dict[str, float]) -> dict[str, float]:
+    """The ``BOOTSTRAPPED`` figures of ``detection_metrics`` output, computed per resample (so the loss's
+    interval comes from the same resamples, not from the difference of two intervals)."""
+    return {**{k: values[k] for k in BOOTSTRAPPED if k in values}, "calibration_loss": calibration_loss(values)}
+
+
 def detection_metrics(bonafide, spoof, costs: CostModel = ASVSPOOF5_COSTS) -> dict[str, float]:
     """All metrics of one trial set; raises ValueError naming what is missing."""
     b = np.asarray(bonafide, dtype=np.float64)
