@@ -6,9 +6,16 @@
 
 The data run (``configs/train-detectors.yaml``) holds bona fide clips of the training speakers and
 spoofed clips from the seen generators. Speakers are split into train and dev (seeded); the detector
-trains on train (neural ones stop early on dev EER), then the serving code scores dev, a logistic
-calibration to LLRs is fitted on those scores, and ``metadata.json`` records the weight files'
-sha256, the training manifest hash, seed, epochs, dev EER, calibration and this command.
+trains on train (neural ones stop early on dev EER). The calibration to LLRs is fitted on
+leave-one-attack-out dev scores (``loao``: one fold detector per seen generator, trained without it,
+scoring every dev clip), so it has seen the detector meet an attack it was not trained on; the
+served weights are still the ones trained on every attack. ``metadata.json`` records the weight
+files' sha256, the training manifest hash, seed, epochs, dev EER, the calibration with its method,
+parameters and folds, the pooled LOAO dev Cllr and this command.
+
+    python -m services.detectors.training --detector lfcc-gmm --data runs/train-detectors --refit-calibration
+
+refits only the calibration of the committed weights (same data run, checked by its manifest hash).
 """
 from __future__ import annotations
 
@@ -22,12 +29,12 @@ from pathlib import Path
 
 import numpy as np
 
-from services.detectors.calibration import fit_llr_calibration
-from services.detectors.trained import METADATA_FILE, TRAINING_MANIFEST_FILE
+from services.detectors.trained import METADATA_FILE, TRAINING_MANIFEST_FILE, read_verified_metadata
 from voxarena.codec import read_audio_file
 from voxarena.hashing import sha256_file
 
 from .data import build_training_manifest, cllr, equal_error_rate, manifest_sha256, write_manifest
+from .loao import loao_calibration
 
 # detector name -> (trainer module with fit(), serving model class)
 TRAINERS = {
@@ -50,11 +57,56 @@ def _write_metadata(out_dir: Path, meta: dict) -> None:
     (out_dir / METADATA_FILE).write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")
 
 
+def _train_into(detector: str, train_rows: list, dev_rows: list, out_dir: Path, seed: int, max_epochs: int | None,
+                cache_dir: Path) -> dict:
+    """Fit ``detector`` on ``train_rows`` (early stopping / model selection on ``dev_rows``) into ``out_dir``
+    and write the metadata the serving code needs to load it; returns that metadata."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for old in out_dir.iterdir():  # no stale file may survive next to new metadata
+        if old.is_file():
+            old.unlink()
+    fit = importlib.import_module(TRAINERS[detector][0]).fit
+    result = fit(train_rows, dev_rows, out_dir, seed, max_epochs=max_epochs, cache_dir=cache_dir)
+    files = {name: sha256_file(out_dir / name) for name in sorted(result.pop("files"))}
+    meta = {"detector": detector, "files": files, **result}
+    _write_metadata(out_dir, meta)
+    return meta
+
+
+def _raw_scores(detector: str, weights_dir: Path, rows: list) -> np.ndarray:
+    """Uncalibrated scores of ``rows`` through the serving code path, with the weights in ``weights_dir``."""
+    model = _load_class(TRAINERS[detector][1])(weights_dir)
+    model.load()
+    model.calibration = None
+    return np.array(model.score_batch([read_audio_file(r.path, r.id) for r in rows]))
+
+
+def _calibrate(detector: str, run_dir: Path, rows: list, weights_dir: Path, seed: int, max_epochs: int | None,
+               meta: dict) -> None:
+    """Fit the calibration on the pooled leave-one-attack-out dev scores (``loao``) and record it in ``meta``,
+    with the dev Cllr it gives on those scores and on the served detector's own dev scores (seen attacks)."""
+    cache = run_dir / ".feature-cache"
+    record = loao_calibration(
+        detector, rows, run_dir / ".loao" / detector, seed, max_epochs,
+        lambda train, dev, out: _train_into(detector, train, dev, out, seed, max_epochs, cache),
+        lambda out, scored: _raw_scores(detector, out, scored))
+    dev_rows = [r for r in rows if r.split == "dev"]
+    scores = _raw_scores(detector, weights_dir, dev_rows)
+    labels = np.array([r.label for r in dev_rows])
+    bona, spoof = scores[labels == "bonafide"], scores[labels == "spoof"]
+    a, b = record["a"], record["b"]
+    meta["dev_eer"] = round(equal_error_rate(bona, spoof), 6)
+    meta["calibration"] = record
+    # The headline dev Cllr is the pooled LOAO one: unseen speakers and, in each fold, one unseen attack.
+    meta["dev_cllr"] = record["dev_cllr_pooled"]
+    # The served detector on its own dev clips (seen attacks only): optimistic, for comparison.
+    meta["dev_cllr_seen_attacks"] = round(cllr(a * bona + b, a * spoof + b), 6)
+
+
 def train_detector(detector: str, run_dir: Path, out_dir: Path, seed: int = DEFAULT_SEED, dev_fraction: float = 0.1,
                    max_epochs: int | None = None, command: str = "") -> dict:
     if detector not in TRAINERS:
         raise SystemExit(f"unknown detector {detector!r}; trainable: {', '.join(TRAINERS)}")
-    trainer_module, model_class = TRAINERS[detector]
     t0 = time.perf_counter()
     rows = build_training_manifest(run_dir, dev_fraction, seed)
     train_rows = [r for r in rows if r.split == "train"]
@@ -62,36 +114,39 @@ def train_detector(detector: str, run_dir: Path, out_dir: Path, seed: int = DEFA
     count = lambda rs, lab: sum(r.label == lab for r in rs)  # noqa: E731
     print(f"{detector}: {count(train_rows, 'bonafide')} bona fide + {count(train_rows, 'spoof')} spoof training clips, "
           f"{count(dev_rows, 'bonafide')} + {count(dev_rows, 'spoof')} dev", flush=True)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    for old in out_dir.iterdir():  # no stale file may survive next to new metadata
-        if old.is_file():
-            old.unlink()
-    fit = importlib.import_module(trainer_module).fit
-    result = fit(train_rows, dev_rows, out_dir, seed, max_epochs=max_epochs, cache_dir=run_dir / ".feature-cache")
-    files = {name: sha256_file(out_dir / name) for name in sorted(result.pop("files"))}
+    result = _train_into(detector, train_rows, dev_rows, out_dir, seed, max_epochs, run_dir / ".feature-cache")
     meta = {
-        "detector": detector, "files": files, "training_manifest_sha256": manifest_sha256(rows), "seed": seed,
+        **result, "training_manifest_sha256": manifest_sha256(rows), "seed": seed,
         "dev_fraction": dev_fraction, "seen_generators": sorted({r.generator for r in rows if r.label == "spoof"}),
         "n_train_bonafide": count(train_rows, "bonafide"), "n_train_spoof": count(train_rows, "spoof"),
         "n_dev_bonafide": count(dev_rows, "bonafide"), "n_dev_spoof": count(dev_rows, "spoof"),
-        "command": command, **result,
+        "command": command,
     }
     write_manifest(rows, out_dir / TRAINING_MANIFEST_FILE)
     _write_metadata(out_dir, meta)
-    # Dev scores through the serving code path, with the weights just written.
-    model = _load_class(model_class)(out_dir)
-    model.load()
-    model.calibration = None
-    scores = np.array(model.score_batch([read_audio_file(r.path, r.id) for r in dev_rows]))
-    labels = np.array([r.label for r in dev_rows])
-    bona, spoof = scores[labels == "bonafide"], scores[labels == "spoof"]
-    a, b = fit_llr_calibration(bona, spoof)
-    meta["dev_eer"] = round(equal_error_rate(bona, spoof), 6)
-    meta["calibration"] = {"a": a, "b": b, "fitted_on": "dev", "method": "prior-weighted logistic regression (P=0.5)"}
-    # Cllr of the calibrated dev scores: optimistic (fitted and measured on the same dev set).
-    meta["dev_cllr"] = round(cllr(a * bona + b, a * spoof + b), 6)
     meta["train_seconds"] = round(time.perf_counter() - t0, 1)
+    t1 = time.perf_counter()
+    _calibrate(detector, run_dir, rows, out_dir, seed, max_epochs, meta)
+    meta["calibration"]["seconds"] = round(time.perf_counter() - t1, 1)
     _write_metadata(out_dir, meta)
+    return meta
+
+
+def refit_calibration(detector: str, run_dir: Path, weights_dir: Path, command: str = "") -> dict:
+    """Refit the calibration of committed weights by LOAO, keeping the weight files: the data run must be the
+    one the weights were trained on (same training manifest hash), and the seed, dev split and epoch
+    budget are the ones recorded."""
+    meta = read_verified_metadata(weights_dir, detector, _load_class(TRAINERS[detector][1]).weight_files)
+    rows = build_training_manifest(run_dir, meta["dev_fraction"], meta["seed"])
+    if manifest_sha256(rows) != meta["training_manifest_sha256"]:
+        raise SystemExit(f"{run_dir}: training manifest {manifest_sha256(rows)} is not the one {weights_dir} was "
+                         f"trained on ({meta['training_manifest_sha256']}); rebuild that data run or retrain")
+    max_epochs = meta.get("hyperparameters", {}).get("max_epochs")
+    t1 = time.perf_counter()
+    _calibrate(detector, run_dir, rows, weights_dir, meta["seed"], max_epochs, meta)
+    meta["calibration"]["seconds"] = round(time.perf_counter() - t1, 1)
+    meta["calibration"]["command"] = command
+    _write_metadata(weights_dir, meta)
     return meta
 
 
@@ -105,10 +160,15 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--seed", type=int, default=DEFAULT_SEED)
     p.add_argument("--dev-fraction", type=float, default=0.1, help="share of training speakers held out as dev")
     p.add_argument("--max-epochs", type=int, help="override the detector's epoch budget (neural detectors)")
+    p.add_argument("--refit-calibration", action="store_true",
+                   help="keep the weights in --out and refit only their calibration (leave-one-attack-out)")
     args = p.parse_args(argv)
     out = args.out or Path(importlib.import_module(TRAINERS[args.detector][0]).__file__).parent / "weights"
     command = shlex.join(["python", "-m", "services.detectors.training", *argv])
-    meta = train_detector(args.detector, args.data, out, args.seed, args.dev_fraction, args.max_epochs, command)
+    if args.refit_calibration:
+        meta = refit_calibration(args.detector, args.data, out, command)
+    else:
+        meta = train_detector(args.detector, args.data, out, args.seed, args.dev_fraction, args.max_epochs, command)
     print(json.dumps(meta, indent=2, sort_keys=True))
 
 
