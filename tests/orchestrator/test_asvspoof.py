@@ -17,8 +17,6 @@ from orchestrator.report import build_report
 from orchestrator.status import run_status
 from voxarena.codec import read_audio_file, resample
 
-from test_pipeline import read_csv
-
 
 def test_the_three_protocol_layouts(tmp_path):
     p = tmp_path / "p.txt"
@@ -73,7 +71,7 @@ def corpus(tmp_path_factory, speech_dir) -> Path:
     return root
 
 
-def test_corpus_spoofs_are_scored_per_attack_in_a_real_run(corpus, tmp_path, speech_dir):
+def test_corpus_spoofs_are_scored_per_attack_in_a_real_run(corpus, tmp_path, speech_dir, read_csv):
     cfg = {"name": "asv", "dataset": {"kind": "asvspoof", "root": str(corpus),
                                       "protocol": str(corpus.parent / "ASVspoof2019.LA.cm.eval.trl.txt"),
                                       "prompts": str(speech_dir / "prompts" / "librispeech-test-clean.trans.txt")},

@@ -10,8 +10,6 @@ import pytest
 from orchestrator.report import build_report, render_html
 from orchestrator.status import run_status
 
-from test_pipeline import make_config, read_csv, run_arena
-
 CONDITIONS = {"phone": [{"resample": 8000}, {"codec": "gsm"}], "noisy": [{"noise_snr_db": 5}],
               "mp3": [{"codec": "mp3", "compression": 0.9}]}
 
@@ -21,9 +19,9 @@ def rows(path: Path) -> list[dict]:
 
 
 @pytest.fixture(scope="module")
-def run(tmp_path_factory, speech_dir) -> Path:
+def run(tmp_path_factory, synthetic_dataset, make_config, run_arena) -> Path:
     tmp = tmp_path_factory.mktemp("axes")
-    config = make_config(tmp, speech_dir, **{"dataset.max_items": 6, "protocol.tasks": ["TTS", "CLONE", "CONVERT"],
+    config = make_config(tmp, synthetic_dataset, **{"dataset.max_items": 6, "protocol.tasks": ["TTS", "CLONE", "CONVERT"],
                                              "protocol.i2d": {"iterations": 3}, "conditions": CONDITIONS,
                                              "scorer.metrics": ["rtf", "psnr"], "scorer.bootstrap_resamples": 20,
                                              "generators": {"dummy-generator": {}, "dummy-cloner": {}}})
@@ -50,7 +48,7 @@ def test_every_clip_is_scored_under_every_condition(run):
         assert (run / r["audio"]).name == r["audio_sha256"] + ".wav"
 
 
-def test_detection_metrics_have_a_condition_axis(run):
+def test_detection_metrics_have_a_condition_axis(run, read_csv):
     det = read_csv(run / "metrics" / "detection_metrics.csv")
     assert {r["condition"] for r in det} == {"clean", *CONDITIONS}
     pooled = {r["condition"]: r for r in det if r["generator"] == "pooled"}
@@ -72,7 +70,7 @@ def test_i2d_chains_take_the_previous_iteration_as_reference(run):
     assert not any(r.get("iteration", 1) > 1 for r in gens.values() if r["task"] == "TTS")
 
 
-def test_i2d_metrics_per_iteration_and_aggregated(run):
+def test_i2d_metrics_per_iteration_and_aggregated(run, read_csv):
     it = read_csv(run / "metrics" / "i2d_iterations.csv")
     assert {(r["task"], r["iteration"]) for r in it} == {(t, str(k)) for t in ("CLONE", "CONVERT") for k in (1, 2, 3)}
     assert {r["metric"] for r in it} == {"rtf", "psnr", "eer:dummy-detector"}
@@ -108,21 +106,22 @@ def test_status_and_report_show_both_axes(run):
     assert "codec=gsm" in page
 
 
-def test_rerun_resumes_and_a_failed_iteration_fails_the_rest_of_its_chain(run, tmp_path, speech_dir):
+def test_rerun_resumes_and_a_failed_iteration_fails_the_rest_of_its_chain(run, tmp_path, synthetic_dataset, make_config,
+                                                                          run_arena):
     # Resume: nothing is generated, degraded or detected again.
     before = {n: (run / n).read_text() for n in ("generations.jsonl", "detections.jsonl", "degradations.jsonl")}
-    config = make_config(tmp_path, speech_dir, **{"dataset.max_items": 6, "protocol.tasks": ["TTS", "CLONE", "CONVERT"],
+    config = make_config(tmp_path, synthetic_dataset, **{"dataset.max_items": 6, "protocol.tasks": ["TTS", "CLONE", "CONVERT"],
                                                   "protocol.i2d": {"iterations": 3}, "conditions": CONDITIONS,
                                                   "scorer.metrics": ["rtf", "psnr"], "scorer.bootstrap_resamples": 20,
                                              "generators": {"dummy-generator": {}, "dummy-cloner": {}}})
     run_arena(config, run)
     assert {n: (run / n).read_text() for n in before} == before
 
-    # A cloning API that refuses long references: iteration 1 (a real recording, at most 35 s) passes,
+    # A cloning API that refuses long references: iteration 1 (a 1 s recording) passes,
     # iteration 2 gets iteration 1's clip (one second per character of text) and is refused; the
     # rest of that chain are failed rows naming the cause, never missing rows.
     out = tmp_path / "failing"
-    config = make_config(tmp_path, speech_dir, **{
+    config = make_config(tmp_path, synthetic_dataset, **{
         "dataset.max_items": 3, "protocol.tasks": ["CLONE"], "protocol.i2d": {"iterations": 4},
         "protocol.max_duration": 600,
         "generators": {"dummy-cloner": {"parameters": {"max_reference_seconds": "36", "seconds_per_char": "1"}}}})
@@ -144,17 +143,17 @@ def test_rerun_resumes_and_a_failed_iteration_fails_the_rest_of_its_chain(run, t
     assert gen_cov["expected"] == 12 and gen_cov["pending"] == 0 and gen_cov["failed"] == 3 * refused
 
 
-def test_each_degradation_is_computed_once_for_all_detectors(tmp_path, speech_dir):
+def test_each_degradation_is_computed_once_for_all_detectors(tmp_path, synthetic_dataset, make_config, run_arena):
     """Two detectors share one degradation per (condition, clip), a failed one too: one row each in
     degradations.jsonl, and every detector's score of a clip the channel cannot carry names why."""
     import soundfile as sf
 
-    speech = sorted((speech_dir / "LibriSpeech" / "test-clean").rglob("*.flac"))[:2]
+    speech = sorted((Path(synthetic_dataset["root"]).parent / "audio").glob("*.wav"))[:2]
     sf.write(tmp_path / "silence.wav", [0.0] * 16000, 16000, subtype="PCM_16")
     table = tmp_path / "items.csv"
     table.write_text("id,audio,speaker,text\n" + "".join(f"s{i},{p},spk{i},HELLO THERE\n" for i, p in enumerate(speech))
                      + "quiet,silence.wav,spk9,HELLO AGAIN\n")
-    config = make_config(tmp_path, speech_dir, **{
+    config = make_config(tmp_path, synthetic_dataset, **{
         "dataset": {"kind": "table", "root": str(table)}, "protocol.tasks": ["TTS"],
         "detectors": {"dummy-detector": {}, "second": {"module": "services.testing.dummy_detector"}},
         "conditions": {"noisy": [{"noise_snr_db": 10}]}})

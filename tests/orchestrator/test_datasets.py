@@ -99,3 +99,67 @@ def test_unknown_corpus_and_cli(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "orchestrator", "datasets", "fetch", "nope", "--dest", str(tmp_path)],
                          cwd=REPO, capture_output=True, text=True, timeout=60)
     assert bad.returncode == 1 and "unknown corpus 'nope'" in bad.stderr
+
+
+class RangeServer:
+    """Serves one archive, honouring ``Range: bytes=N-`` (206 + Content-Range) unless told not to, and
+    records every request's Range header and the bytes it sent."""
+
+    def __init__(self, data: bytes, honour_range: bool = True) -> None:
+        self.data, self.honour_range = data, honour_range
+        self.ranges: list[str | None] = []
+        self.sent = 0
+        outer = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                header = self.headers.get("Range")
+                outer.ranges.append(header)
+                start = 0
+                if header and outer.honour_range:
+                    assert header.startswith("bytes=") and header.endswith("-"), header
+                    start = int(header[len("bytes="):-1])
+                    self.send_response(206)
+                    self.send_header("Content-Range", f"bytes {start}-{len(outer.data) - 1}/{len(outer.data)}")
+                else:
+                    self.send_response(200)
+                body = outer.data[start:]
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+                outer.sent += len(body)
+
+            def log_message(self, *args):
+                pass
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/tiny.tar.gz"
+
+
+@pytest.mark.parametrize("honour_range", [True, False])
+def test_a_partial_download_resumes_with_a_range_request(tmp_path, monkeypatch, honour_range):
+    archive = tmp_path / "tiny.tar.gz"
+    import random
+
+    rng = random.Random(0)
+    sha = make_archive(archive, {"a/b.bin": bytes(rng.getrandbits(8) for _ in range(200_000))})  # incompressible
+    data = archive.read_bytes()
+    served = RangeServer(data, honour_range)
+    try:
+        register(monkeypatch, served.url, sha)
+        dest = tmp_path / "data"
+        dest.mkdir()
+        half = len(data) // 2
+        (dest / "tiny.tar.gz.part").write_bytes(data[:half])
+        fetch("tiny", dest)
+    finally:
+        served.httpd.shutdown()
+    # The one request asked for the rest of the file, from the first byte the .part did not have.
+    assert served.ranges == [f"bytes={half}-"]
+    if honour_range:
+        assert served.sent == len(data) - half   # only the missing half crossed the network
+    else:
+        assert served.sent == len(data)          # a server that ignores ranges: started over, still right
+    assert (dest / "a/b.bin").stat().st_size == 200_000
+    assert hashlib.sha256((dest / "tiny.tar.gz").read_bytes()).hexdigest() == sha

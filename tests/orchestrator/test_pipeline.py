@@ -2,7 +2,6 @@
 misbehaving services, deadlines, start-up failures, and resume after a kill."""
 from __future__ import annotations
 
-import csv
 import json
 import signal
 import subprocess
@@ -11,48 +10,15 @@ import time
 from pathlib import Path
 
 import pytest
-import yaml
 
-from orchestrator.config import load_config
 from orchestrator.pipeline import Arena, RunError
 
 REPO = Path(__file__).resolve().parents[2]
 
 
-def make_config(tmp_path: Path, speech_dir: Path, **overrides) -> Path:
-    cfg = {
-        "name": "t",
-        "dataset": {"root": str(speech_dir / "LibriSpeech"), "subsets": ["test-clean", "test-other"],
-                    "prompts": str(speech_dir / "prompts" / "librispeech-test-clean.trans.txt"), "max_items": 8},
-        "protocol": {"seed": 11, "tasks": ["TTS", "RECONSTRUCT"]},
-        "generators": {"dummy-generator": {}},
-        "detectors": {"dummy-detector": {}},
-        "scorer": {"metrics": ["rtf"]},
-        "execution": {"deadline_seconds": 30, "retries": 2, "backoff_seconds": 0.05, "detector_batch_size": 4},
-    }
-    for key, value in overrides.items():
-        node = cfg
-        *parents, last = key.split(".")
-        for p in parents:
-            node = node.setdefault(p, {})
-        node[last] = value
-    path = tmp_path / "config.yaml"
-    path.write_text(yaml.safe_dump(cfg))
-    return path
-
-
-def read_csv(path: Path) -> list[dict]:
-    with open(path, newline="") as f:
-        return list(csv.DictReader(f))
-
-
-def run_arena(config: Path, out: Path, **kw) -> dict:
-    return Arena(load_config(config), out, config_file=config, progress=False, **kw).run()
-
-
-def test_local_run_writes_the_run_directory(tmp_path, speech_dir):
+def test_local_run_writes_the_run_directory(tmp_path, synthetic_dataset, make_config, run_arena, read_csv):
     out = tmp_path / "run"
-    record = run_arena(make_config(tmp_path, speech_dir), out)
+    record = run_arena(make_config(tmp_path, synthetic_dataset), out)
     for name in ("run.json", "manifest.jsonl", "generations.jsonl", "detections.jsonl", "metrics/detection_metrics.csv",
                  "metrics/generator_metrics.csv"):
         assert (out / name).exists(), name
@@ -67,7 +33,7 @@ def test_local_run_writes_the_run_directory(tmp_path, speech_dir):
                                                               ("dummy-detector", "pooled")]
     assert {"n_bonafide", "n_spoof", "eer", "min_dcf", "act_dcf", "cllr"} <= set(det[0])
     assert det[1]["n_bonafide"] == "8" and det[1]["n_spoof"] == "16"
-    assert float(det[1]["eer"]) < 0.5  # the high-band detector separates the buzz from speech
+    assert float(det[1]["eer"]) < 0.5  # the high-band detector separates the buzz from noisy voiced audio
     gen = read_csv(out / "metrics" / "generator_metrics.csv")
     assert gen[0]["generator"] == "dummy-generator" and gen[0]["n_ok"] == "16" and float(gen[0]["rtf"]) > 0
     assert record["manifest"]["items"] == 8 and record["seeds"]["run_seed"] == 11
@@ -79,15 +45,16 @@ def test_local_run_writes_the_run_directory(tmp_path, speech_dir):
 
     # A rerun on the same directory does nothing again and gives the same metrics.
     before = (out / "metrics" / "detection_metrics.csv").read_bytes()
-    run_arena(make_config(tmp_path, speech_dir), out)
+    run_arena(make_config(tmp_path, synthetic_dataset), out)
     assert len((out / "generations.jsonl").read_text().splitlines()) == 16
     assert (out / "metrics" / "detection_metrics.csv").read_bytes() == before
 
 
-def test_misbehaving_generator_is_caught_item_by_item(tmp_path, speech_dir):
+def test_misbehaving_generator_is_caught_item_by_item(tmp_path, synthetic_dataset_factory, make_config, run_arena):
     from services.testing.misbehaving_generator import MODES
 
-    cfg = make_config(tmp_path, speech_dir, **{"generators": {"misbehaving-generator": {}}, "protocol.tasks": ["TTS"],
+    dataset = {"kind": "table", "root": str(synthetic_dataset_factory(tmp_path / "data", speakers=5, clips=3))}
+    cfg = make_config(tmp_path, dataset, **{"generators": {"misbehaving-generator": {}}, "protocol.tasks": ["TTS"],
                                                "protocol.seed": 0, "protocol.max_duration": 60,
                                                "dataset.max_items": len(MODES)})
     out = tmp_path / "run"
@@ -105,13 +72,15 @@ def test_misbehaving_generator_is_caught_item_by_item(tmp_path, speech_dir):
         else:
             assert g["status"] == "failed", (mode, g)
             assert expected[mode] in g["reason"], (mode, g["reason"])
+            if mode in ("internal", "invalid_argument"):  # only UNAVAILABLE is retried (retries: 2)
+                assert g["code"] == mode.upper() and g["attempts"] == 1, g
             assert g["id"].split("|")[-1] in g["reason"]  # the reason names the item
     dets = [json.loads(line) for line in (out / "detections.jsonl").read_text().splitlines()]
     assert sum(d["kind"] == "spoof" for d in dets) == 2  # only the valid clips went on to the detector
 
 
-def test_deadline_is_a_recorded_failure(tmp_path, speech_dir):
-    cfg = make_config(tmp_path, speech_dir, **{"dataset.max_items": 1, "protocol.tasks": ["TTS"],
+def test_deadline_is_a_recorded_failure(tmp_path, synthetic_dataset, make_config, run_arena):
+    cfg = make_config(tmp_path, synthetic_dataset, **{"dataset.max_items": 1, "protocol.tasks": ["TTS"],
                                                "generators": {"dummy-generator": {"parameters": {"sleep": 3}}},
                                                "execution.deadline_seconds": 0.5})
     run_arena(cfg, tmp_path / "run")
@@ -119,25 +88,25 @@ def test_deadline_is_a_recorded_failure(tmp_path, speech_dir):
     assert g["status"] == "failed" and g["code"] == "DEADLINE_EXCEEDED"
 
 
-def test_service_that_cannot_start_is_named(tmp_path, speech_dir):
-    cfg = make_config(tmp_path, speech_dir, **{"generators": {"ghost": {"module": "services.no_such_module"}}})
+def test_service_that_cannot_start_is_named(tmp_path, synthetic_dataset, make_config, run_arena):
+    cfg = make_config(tmp_path, synthetic_dataset, **{"generators": {"ghost": {"module": "services.no_such_module"}}})
     with pytest.raises(RunError) as e:
         run_arena(cfg, tmp_path / "run")
     assert "ghost" in str(e.value) and "No module named" in str(e.value)
 
 
-def test_unknown_metric_fails_before_any_work(tmp_path, speech_dir):
-    cfg = make_config(tmp_path, speech_dir, **{"scorer.metrics": ["wer", "pesqq"]})
+def test_unknown_metric_fails_before_any_work(tmp_path, synthetic_dataset, make_config, run_arena):
+    cfg = make_config(tmp_path, synthetic_dataset, **{"scorer.metrics": ["wer", "pesqq"]})
     with pytest.raises(RunError, match="unknown metric 'pesqq' \\(did you mean 'pesq'\\?\\)"):
         run_arena(cfg, tmp_path / "run")
     assert not (tmp_path / "run" / "generations.jsonl").exists()
 
 
-def test_resume_refuses_a_changed_config(tmp_path, speech_dir):
+def test_resume_refuses_a_changed_config(tmp_path, synthetic_dataset, make_config, run_arena):
     out = tmp_path / "run"
-    run_arena(make_config(tmp_path, speech_dir, **{"dataset.max_items": 2, "protocol.tasks": ["TTS"]}), out)
+    run_arena(make_config(tmp_path, synthetic_dataset, **{"dataset.max_items": 2, "protocol.tasks": ["TTS"]}), out)
     with pytest.raises(RunError, match="different configuration"):
-        run_arena(make_config(tmp_path, speech_dir, **{"dataset.max_items": 3, "protocol.tasks": ["TTS"]}), out)
+        run_arena(make_config(tmp_path, synthetic_dataset, **{"dataset.max_items": 3, "protocol.tasks": ["TTS"]}), out)
 
 
 def _orchestrator(config: Path, out: Path) -> subprocess.Popen:
@@ -146,9 +115,9 @@ def _orchestrator(config: Path, out: Path) -> subprocess.Popen:
 
 
 @pytest.mark.parametrize("kill_after_lines", [3, 12])
-def test_killed_run_resumes_to_identical_metrics(tmp_path, speech_dir, kill_after_lines):
+def test_killed_run_resumes_to_identical_metrics(tmp_path, synthetic_dataset, make_config, read_csv, kill_after_lines):
     overrides = {"dataset.max_items": 10, "generators": {"dummy-generator": {"parameters": {"sleep": 0.2}}}}
-    cfg = make_config(tmp_path, speech_dir, **overrides)
+    cfg = make_config(tmp_path, synthetic_dataset, **overrides)
     reference = tmp_path / "uninterrupted"
     assert _orchestrator(cfg, reference).wait(300) == 0
 
@@ -178,13 +147,13 @@ def test_killed_run_resumes_to_identical_metrics(tmp_path, speech_dir, kill_afte
     assert len(run["sessions"]) == 2
 
 
-def test_a_changed_audio_file_is_refused_naming_the_item(tmp_path, speech_dir):
+def test_a_changed_audio_file_is_refused_naming_the_item(tmp_path, synthetic_dataset):
     import shutil
 
     from orchestrator.pipeline import Arena as _Arena
     from voxarena.codec import AudioFormatError
 
-    src = sorted((speech_dir / "LibriSpeech" / "test-clean").glob("*/*/*.flac"))[0]
+    src = sorted((Path(synthetic_dataset["root"]).parent / "audio").glob("*.wav"))[0]
     copy = tmp_path / src.name
     shutil.copy(src, copy)
     import hashlib
@@ -194,15 +163,15 @@ def test_a_changed_audio_file_is_refused_naming_the_item(tmp_path, speech_dir):
     data = bytearray(copy.read_bytes())
     data[-10] ^= 0xFF
     copy.write_bytes(bytes(data))
-    other = tmp_path / "moved.flac"
+    other = tmp_path / "moved.wav"
     copy.rename(other)
     with pytest.raises(AudioFormatError, match="item-1: .*no longer matches its recorded sha256"):
         _Arena._read_clip(other, sha, "item-1")
 
 
-def test_compose_stack_reaches_services_by_name(tmp_path, speech_dir):
+def test_compose_stack_reaches_services_by_name(tmp_path, synthetic_dataset, make_config, run_arena):
     """--stack compose: a service without an address is the compose service of its name, round robin."""
-    cfg = make_config(tmp_path, speech_dir, **{"execution.startup_timeout_seconds": 1})
+    cfg = make_config(tmp_path, synthetic_dataset, **{"execution.startup_timeout_seconds": 1})
     with pytest.raises(RunError) as e:
         run_arena(cfg, tmp_path / "run", stack="compose")
     for name in ("dummy-generator", "dummy-detector", "scorer"):

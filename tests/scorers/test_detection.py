@@ -93,3 +93,41 @@ def test_pav_matches_sklearn_isotonic_regression_with_ties(seed):
         expected = np.log(posterior) - np.log1p(-posterior) - np.log(b.size / s.size)
     got_b, got_s = D.pav_llrs(b, s)
     np.testing.assert_allclose(np.r_[got_b, got_s], expected, rtol=1e-9, atol=1e-12)
+
+
+# A set where the ASVspoof 5 false-alarm cost matters (Cfa = 10 against Cfa = 1). Sorted scores:
+# -3s -2s -1b 0s 1s 2b 3b ... 10b (10 bona fide, 4 spoof). DET points (Pmiss, Pfa) that matter:
+# (0, .5) below -1, (.1, .5) past it, (.1, 0) past the last spoof.
+COST_BONA = np.array([-1.0, *range(2, 11)])
+COST_SPOOF = np.array([-3.0, -2.0, 0.0, 1.0])
+
+
+def test_asvspoof5_cost_model_is_the_evaluation_packages():
+    # ASVspoof 5 evaluation package (calculate_metrics.py, Track 1): Pspoof 0.05, Cmiss 1, Cfa 10.
+    c = D.ASVSPOOF5_COSTS
+    assert (c.p_spoof, c.c_miss, c.c_fa) == (0.05, 1.0, 10.0)
+    assert D.CostModel() == c
+
+
+def test_min_and_act_dcf_under_asvspoof5_costs_by_hand():
+    # Cfa = 10: Cdet = .95 Pmiss + .5 Pfa, normalised by min(.95, .5) = .5 -> 1.9 Pmiss + Pfa:
+    # (0, .5) -> .5, (.1, 0) -> .19: minDCF .19.
+    assert D.min_dcf(COST_BONA, COST_SPOOF) == pytest.approx(0.19)
+    # Bayes threshold -log(.95 / .5) = -0.642: bona fide -1 missed (.1), spoofs 0 and 1 accepted (.5):
+    # (.95 * .1 + .5 * .5) / .5 = .69.
+    assert D.act_dcf(COST_BONA, COST_SPOOF) == pytest.approx(0.69)
+    m = D.detection_metrics(COST_BONA, COST_SPOOF)
+    assert (m["min_dcf"], m["act_dcf"]) == (pytest.approx(0.19), pytest.approx(0.69))
+
+
+def test_the_false_alarm_cost_changes_both_dcfs_by_hand():
+    cheap_fa = D.CostModel(p_spoof=0.05, c_miss=1.0, c_fa=1.0)
+    # Cfa = 1: Cdet = .95 Pmiss + .05 Pfa, normalised by .05 -> 19 Pmiss + Pfa: (0, .5) -> .5, (.1, 0) -> 1.9.
+    assert D.min_dcf(COST_BONA, COST_SPOOF, cheap_fa) == pytest.approx(0.5)
+    # Threshold -log(.95 / .05) = -2.944: nothing missed, spoofs -2, 0, 1 accepted: .05 * .75 / .05 = .75.
+    assert D.act_dcf(COST_BONA, COST_SPOOF, cheap_fa) == pytest.approx(0.75)
+    # Pspoof and Cmiss enter the same way: Pspoof .5, Cmiss 1, Cfa 10 -> .5 Pmiss + 5 Pfa over .5 = Pmiss + 10 Pfa:
+    # (.1, 0) -> .1; threshold -log(.5 / 5) = 2.303: bona fide -1 and 2 missed (.2), no spoof accepted.
+    balanced = D.CostModel(p_spoof=0.5, c_miss=1.0, c_fa=10.0)
+    assert D.min_dcf(COST_BONA, COST_SPOOF, balanced) == pytest.approx(0.1)
+    assert D.act_dcf(COST_BONA, COST_SPOOF, balanced) == pytest.approx(0.2)
