@@ -1,0 +1,239 @@
+"""Mutation testing of the modules whose bugs change results (``make mutation``), with cosmic-ray.
+
+Each target is one or more source files, the targeted pytest selection that should catch their
+bugs, and optionally the functions whose mutants count (a service module's argument parsing and
+signal handling are not what its unit tests are for). Per target, the committed tree (``git archive
+HEAD``) is unpacked into a scratch directory, since cosmic-ray mutates files in place and the shared
+checkout must never see a mutant; then ``cosmic-ray init``, the operator and definition filters
+below, a baseline run (the selection must pass unmutated) and ``cosmic-ray exec``. Prints the score
+per target (killed / (killed + survived); mutants the tests cannot even import count as killed,
+with cosmic-ray's own "incompetent" outcome listed apart) and every surviving mutant's diff, and
+writes ``report.md`` and ``report.json`` in the work directory.
+
+    python tests/mutation/run.py [TARGET ...] [--jobs 2] [--workdir DIR]
+    python tests/mutation/run.py --list
+
+Why cosmic-ray and not mutmut: mutmut 3 mutates function bodies only (through trampolines), so
+the constants that matter most here, a dataclass field default (``CostModel.c_fa = 10``) and
+module-level tables (composite weights, codec rates), would never be mutated; cosmic-ray mutates
+any expression, runs any shell command as the test (a targeted selection per target), and works
+with this flat layout unchanged.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+TARGET_SCORE = 0.85
+
+# Operators left out: replacing arithmetic with bitwise/shift/modulo operators (and the reverse, which
+# mostly rewrites ``X | None`` annotations, inert under ``from __future__ import annotations``) and
+# ``==`` -> ``is``; they multiply the mutant count without modelling a plausible slip.
+EXCLUDED_OPERATORS = [
+    r"core/ReplaceBinaryOperator_.*_(RShift|LShift|BitOr|BitAnd|BitXor|FloorDiv|Mod)$",
+    r"core/ReplaceBinaryOperator_(RShift|LShift|BitOr|BitAnd|BitXor)_.*",
+    r"core/ReplaceComparisonOperator_.*_(Is|IsNot)$",
+    r"core/ReplaceComparisonOperator_(Is|IsNot)_.*",
+]
+
+
+@dataclass(frozen=True)
+class Target:
+    name: str
+    paths: tuple[str, ...]
+    tests: tuple[str, ...]
+    # Only mutants inside these functions/methods count (None: all of the file).
+    only: tuple[str, ...] | None = None
+    note: str = ""
+    after_split: bool = False   # run once the pipeline split (issue 14) has landed
+
+
+TARGETS = [
+    Target("detection", ("scorers/detection.py",), ("tests/scorers/test_detection.py",)),
+    Target("bootstrap", ("scorers/bootstrap.py",), ("tests/scorers/test_bootstrap.py",)),
+    Target("composite", ("scorers/composite.py",), ("tests/orchestrator/test_offline_cli.py", "-k", "composite")),
+    Target("i2d", ("scorers/i2d.py",), ("tests/scorers/test_i2d.py",)),
+    Target("channel", ("orchestrator/channel.py",), ("tests/orchestrator/test_channel.py",)),
+    Target("sdk", ("services/sdk/errors.py", "services/sdk/server.py"), ("tests/services/test_sdk_server.py",),
+           only=("GetInfo", "_to_request", "_bounded", "Synthesize", "_clip", "Score", "ScoreBatch",
+                 "intercept_service", "wrapper", "_require_ready", "model_info", "_options", "_decode"),
+           note="error mapping and echo: the servicers and the interceptor"),
+    Target("clients", ("orchestrator/clients.py",), ("tests/orchestrator/test_clients.py",),
+           only=("call_with_retry", "call", "__init__")),
+    Target("validation", ("orchestrator/validation.py",),
+           ("tests/orchestrator/test_validation.py",)),
+    Target("manifest", ("orchestrator/manifest.py",),
+           ("tests/orchestrator/test_manifest.py", "tests/orchestrator/test_importers.py",
+            "tests/orchestrator/test_asvspoof.py::test_the_three_protocol_layouts"), after_split=True,
+           note="manifests, hashes and item seeds"),
+    Target("protocol", ("orchestrator/compare.py",), ("tests/orchestrator/test_compare.py",), after_split=True,
+           note="protocol identity (compare-check)"),
+    Target("resume", ("orchestrator/pipeline.py",),
+           ("tests/orchestrator/test_resume.py", "tests/orchestrator/test_pipeline.py"), after_split=True,
+           note="resume checks; point it at the modules the split creates"),
+]
+
+
+@dataclass
+class Result:
+    target: str
+    mutants: int = 0
+    killed: int = 0
+    survived: int = 0
+    incompetent: int = 0
+    skipped: int = 0
+    seconds: float = 0.0
+    baseline_seconds: float = 0.0
+    survivors: list[dict] = field(default_factory=list)
+    error: str = ""
+
+    @property
+    def score(self) -> float:
+        tested = self.killed + self.survived
+        return self.killed / tested if tested else float("nan")
+
+
+def _run(cmd: list[str], cwd: Path, log, timeout: float | None = None) -> subprocess.CompletedProcess:
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONDONTWRITEBYTECODE": "1"}
+    log.write(f"$ {' '.join(cmd)}\n")
+    log.flush()
+    return subprocess.run(["nice", "-n", "10", *cmd], cwd=cwd, stdout=log, stderr=subprocess.STDOUT, env=env,
+                          timeout=timeout)
+
+
+def _config(target: Target, timeout: float) -> str:
+    tests = " ".join(target.tests)
+    paths = ", ".join(json.dumps(p) for p in target.paths)
+    return (f"[cosmic-ray]\nmodule-path = [{paths}]\ntimeout = {timeout:.0f}\nexcluded-modules = []\n"
+            f"test-command = \"{sys.executable} -m pytest -x -q -p no:cacheprovider {tests}\"\n\n"
+            "[cosmic-ray.distributor]\nname = \"local\"\n")
+
+
+def _filter(session: Path, target: Target) -> int:
+    """Mark excluded operators and mutants outside ``target.only`` as skipped; returns how many."""
+    from cosmic_ray.work_db import WorkDB, use_db
+    from cosmic_ray.work_item import WorkerOutcome, WorkResult
+
+    patterns = [re.compile(p) for p in EXCLUDED_OPERATORS]
+    skipped = 0
+    with use_db(str(session), WorkDB.Mode.open) as db:
+        for item in list(db.pending_work_items):
+            m = item.mutations[0]
+            outside = target.only is not None and m.definition_name not in target.only
+            if outside or any(p.match(m.operator_name) for p in patterns):
+                db.set_result(item.job_id, WorkResult(worker_outcome=WorkerOutcome.SKIPPED))
+                skipped += 1
+    return skipped
+
+
+def _collect(session: Path, result: Result) -> None:
+    from cosmic_ray.work_db import WorkDB, use_db
+    from cosmic_ray.work_item import TestOutcome, WorkerOutcome
+
+    with use_db(str(session), WorkDB.Mode.open) as db:
+        for item, res in db.completed_work_items:
+            if res.worker_outcome == WorkerOutcome.SKIPPED:
+                result.skipped += 1
+                continue
+            result.mutants += 1
+            if res.test_outcome == TestOutcome.SURVIVED:
+                result.survived += 1
+                m = item.mutations[0]
+                result.survivors.append({"file": str(m.module_path), "line": m.start_pos[0],
+                                         "function": m.definition_name, "operator": m.operator_name,
+                                         "diff": res.diff or ""})
+            elif res.test_outcome == TestOutcome.INCOMPETENT:
+                result.incompetent += 1
+                result.killed += 1
+            else:
+                result.killed += 1
+    result.survivors.sort(key=lambda s: (s["file"], s["line"]))
+
+
+def run_target(target: Target, workdir: Path) -> Result:
+    result = Result(target.name)
+    scratch = workdir / target.name
+    shutil.rmtree(scratch, ignore_errors=True)
+    scratch.mkdir(parents=True)
+    archive = subprocess.run(["git", "archive", "HEAD"], cwd=REPO, capture_output=True, check=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(scratch)], input=archive, check=True)
+    cr = str(Path(sys.executable).with_name("cosmic-ray"))
+    t0 = time.perf_counter()
+    with open(workdir / f"{target.name}.log", "w") as log:
+        base = _run([sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *target.tests], scratch, log)
+        result.baseline_seconds = time.perf_counter() - t0
+        if base.returncode != 0:
+            result.error = f"the selection fails unmutated (see {workdir / target.name}.log)"
+            return result
+        # A mutant's run may take a few times the baseline on a loaded machine; beyond that it hangs.
+        (scratch / "cr.toml").write_text(_config(target, max(120.0, 6 * result.baseline_seconds)))
+        session = scratch / "session.sqlite"
+        if _run([cr, "init", "cr.toml", str(session)], scratch, log).returncode != 0:
+            result.error = "cosmic-ray init failed"
+            return result
+        _filter(session, target)
+        if _run([cr, "exec", "cr.toml", str(session)], scratch, log).returncode != 0:
+            result.error = "cosmic-ray exec failed"
+    _collect(scratch / "session.sqlite", result)
+    result.seconds = time.perf_counter() - t0
+    return result
+
+
+def report(results: list[Result], wall: float) -> str:
+    lines = ["| target | mutants | killed | survived | (incompetent) | score | minutes |", "|---|---|---|---|---|---|---|"]
+    for r in results:
+        flag = "" if r.error or r.score >= TARGET_SCORE else " (below target)"
+        score = r.error or f"{100 * r.score:.1f}%{flag}"
+        lines.append(f"| {r.target} | {r.mutants} | {r.killed} | {r.survived} | {r.incompetent} | {score} | "
+                     f"{r.seconds / 60:.1f} |")
+    lines.append(f"\nwall time {wall / 60:.1f} min; skipped by the operator/definition filters: "
+                 f"{sum(r.skipped for r in results)}\n")
+    for r in results:
+        for s in r.survivors:
+            lines.append(f"### {r.target}: {s['file']}:{s['line']} ({s['function']}, {s['operator']})\n")
+            lines.append("```diff\n" + s["diff"].strip() + "\n```\n")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("targets", nargs="*", help="target names (default: all not waiting for the pipeline split)")
+    p.add_argument("--all", action="store_true", help="include the targets marked after_split")
+    p.add_argument("--jobs", type=int, default=2, help="targets mutated at the same time (one scratch copy each)")
+    p.add_argument("--workdir", type=Path, default=Path(os.environ.get("TMPDIR", "/tmp")) / "voxarena-mutation")
+    p.add_argument("--list", action="store_true")
+    args = p.parse_args(argv)
+    by_name = {t.name: t for t in TARGETS}
+    if args.list:
+        for t in TARGETS:
+            print(f"{t.name:<11} {' '.join(t.paths):<45} {' '.join(t.tests)}{'  [after split]' if t.after_split else ''}")
+        return 0
+    unknown = [n for n in args.targets if n not in by_name]
+    if unknown:
+        p.error(f"unknown target(s) {', '.join(unknown)}; see --list")
+    chosen = [by_name[n] for n in args.targets] or [t for t in TARGETS if args.all or not t.after_split]
+    args.workdir.mkdir(parents=True, exist_ok=True)
+    t0 = time.perf_counter()
+    with ThreadPoolExecutor(args.jobs) as pool:
+        results = list(pool.map(lambda t: run_target(t, args.workdir), chosen))
+    text = report(results, time.perf_counter() - t0)
+    (args.workdir / "report.md").write_text(text + "\n")
+    (args.workdir / "report.json").write_text(json.dumps(
+        [{**r.__dict__, "score": r.score} for r in results], indent=2, default=str) + "\n")
+    print(text)
+    print(f"\nreport: {args.workdir / 'report.md'}")
+    return 0 if all(not r.error and r.score >= TARGET_SCORE for r in results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
