@@ -140,6 +140,7 @@ def convert(out_dir: Path) -> dict:
         "min_snr_db": min(c["snr_db"] for c in per_clip.values()),
         "mel_max_abs_numpy_vs_torch": max(c["mel_max_abs_numpy_vs_torch"] for c in per_clip.values()),
         "tolerance": {"max_abs": MAX_ABS_TOLERANCE, "min_snr_db": MIN_SNR_DB},
+        "parameter_count": sum(p.numel() for p in generator.parameters()),   # weight norm folded in
         "inputs": "log-mel (services.generators.hifigan.mel) of LibriSpeech test-clean, 22.05 kHz",
     }
     if check["max_abs"] > MAX_ABS_TOLERANCE or check["min_snr_db"] < MIN_SNR_DB:
