@@ -28,9 +28,12 @@ def convert_one(name: str, out: Path, force: bool) -> None:
     module = importlib.import_module(CONVERTERS[name])
     target = out / name
     meta_path = target / PROVENANCE_FILE
+    # Up to date = same source weights, same converter code, files as recorded.
+    converter = {"module": CONVERTERS[name], "module_sha256": sha256_file(module.__file__)}
     if meta_path.exists() and not force:
         old = json.loads(meta_path.read_text())
-        if old.get("source") == module.SOURCE.record() and all(
+        same_converter = {k: old.get("converter", {}).get(k) for k in converter} == converter
+        if old.get("source") == module.SOURCE.record() and same_converter and all(
             (target / f).exists() and sha256_file(target / f) == h for f, h in old.get("files", {}).items()
         ):
             print(f"{name}: up to date in {target}")
@@ -43,7 +46,7 @@ def convert_one(name: str, out: Path, force: bool) -> None:
     check = module.convert(tmp)
     files = {p.name: sha256_file(p) for p in sorted(tmp.iterdir()) if p.is_file()}
     provenance = {"name": name, "source": module.SOURCE.record(), "files": files, "check": check,
-                  "converter": {**_versions(), "module": CONVERTERS[name]},
+                  "converter": {**_versions(), **converter},
                   "convert_seconds": round(time.perf_counter() - t0, 1)}
     (tmp / PROVENANCE_FILE).write_text(json.dumps(provenance, indent=2, sort_keys=True) + "\n")
     shutil.rmtree(target, ignore_errors=True)

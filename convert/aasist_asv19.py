@@ -120,4 +120,5 @@ def convert(out_dir: Path) -> dict:
     if not diff <= TOLERANCE:
         raise ConversionMismatch(f"aasist-asv19: ONNX vs torch max |score diff| {diff:.3g} > tolerance {TOLERANCE}")
     return {"max_abs_score_diff": diff, "tolerance": TOLERANCE, "scores": scores,
+            "parameter_count": sum(p.numel() for p in model.parameters()),
             "score": "logit(bona fide) - logit(spoof)", "input": f"{NB_SAMP} samples at {SAMPLE_RATE} Hz, official_pad"}

@@ -35,6 +35,7 @@ KNOWN_SERVICES = {
     "lfcc-lcnn": "services.detectors.lfcc_lcnn",
     "rawnet2": "services.detectors.rawnet2",
     "aasist": "services.detectors.aasist",
+    "aasist-asv19": "services.detectors.aasist_asv19",
     "whisper-frontend": "services.detectors.whisper_frontend",
     "hf-audio-classifier": "services.detectors.hf_audio_classifier",
     "scorer": "scorers",

@@ -40,6 +40,12 @@ class ConvertedModel:
         return self.directory / filename
 
     @property
+    def parameter_count(self) -> int | None:
+        """The torch original's parameter count, when the converter measured it."""
+        count = self.provenance.get("check", {}).get("parameter_count")
+        return int(count) if count is not None else None
+
+    @property
     def sha256(self) -> str:
         """The converted file's sha256 (the first file when there are several)."""
         return next(iter(self.provenance["files"].values()))
@@ -54,8 +60,12 @@ class ConvertedModel:
         return out
 
 
-def load_converted(name: str, directory: Path | None = None) -> ConvertedModel:
-    """The converted model ``name`` after checking each file against its recorded sha256."""
+def load_converted(name: str, directory: Path | None = None, source_sha256: str | None = None) -> ConvertedModel:
+    """The converted model ``name`` after checking each file against its recorded sha256.
+
+    ``source_sha256``: the committed sha256 of the source weights (the converter's ``SOURCE.sha256``);
+    a model converted from any other checkpoint is refused.
+    """
     where = (directory or models_dir()) / name
     meta_path = where / PROVENANCE_FILE
     if not meta_path.exists():
@@ -64,6 +74,12 @@ def load_converted(name: str, directory: Path | None = None) -> ConvertedModel:
             f"or set {MODELS_ENV} to the directory that holds it"
         )
     provenance = json.loads(meta_path.read_text())
+    recorded_source = provenance.get("source", {}).get("sha256")
+    if source_sha256 is not None and recorded_source != source_sha256:
+        raise ConvertedModelError(
+            f"{meta_path}: converted from source weights with sha256 {recorded_source}, not the committed "
+            f"{source_sha256}; refusing to load (rerun `make models`)"
+        )
     files = provenance.get("files") or {}
     if not files:
         raise ConvertedModelError(f"{meta_path}: lists no files")
