@@ -7,7 +7,7 @@ input length n is row n - 1 of the mixture, consistent across lengths. Weights m
 negative (extrapolation beyond a voice), within ``WEIGHT_BOUNDS``.
 
 The bank: a fixed recipe of points (the stock voices, their pairwise mixtures, every voice's
-timbre with every other's prosody, seeded random mixtures), each with the d-vector of Kokoro
+timbre with every other's prosody, each voice pushed away from the others, seeded random mixtures), each with the d-vector of Kokoro
 speaking a fixed probe text in that style. Building it costs one synthesis per point, so it is
 cached on disk under a key that is the sha256 of everything it depends on.
 """
@@ -69,6 +69,8 @@ def recipe_points(k: int) -> list[StylePoint]:
     points = [StylePoint(eye[i], eye[i]) for i in range(k)]
     points += [StylePoint((eye[i] + eye[j]) / 2, (eye[i] + eye[j]) / 2) for i, j in itertools.combinations(range(k), 2)]
     points += [StylePoint(eye[i], eye[j]) for i, j in itertools.permutations(range(k), 2)]
+    pushed = [1.4 * eye[i] - 0.4 * (1 - eye[i]) / (k - 1) for i in range(k)]  # each voice away from the others
+    points += [StylePoint(w, w) for w in pushed]
     rng = np.random.default_rng(RECIPE_SEED)
     points += [StylePoint(rng.dirichlet(np.full(k, 0.7)), rng.dirichlet(np.full(k, 0.7))) for _ in range(RANDOM_MIXTURES)]
     return points

@@ -193,3 +193,31 @@ def test_clone_is_closer_to_held_out_speakers_than_the_best_stock_voice(kokoro, 
 
 
 CLONE_MARGIN = 0.0  # set from the measured mean gain (README), with headroom
+
+
+def test_style_search_is_seeded_bounded_and_never_worse_than_the_bank():
+    """The search on a toy embedding (a fixed random linear map of the style weights), no model."""
+    from services.generators.kokoro.style_search import SearchBudget, search
+    from services.generators.kokoro.style_space import StyleBank, StylePoint, recipe_points
+
+    rng = np.random.default_rng(0)
+    lift = rng.normal(size=(10, 16))
+    calls = []
+
+    def probe(point):
+        calls.append(point)
+        e = point.vector() @ lift
+        return e / np.linalg.norm(e)
+
+    points = recipe_points(5)
+    bank = StyleBank(points, np.stack([probe(p) for p in points]), "toy")
+    calls.clear()
+    target = probe(StylePoint(np.array([.3, .3, .2, .1, .1]), np.array([.1, .1, .2, .3, .3])))
+    calls.clear()
+    budget = SearchBudget(steps=4, seconds=600, top_k=4)
+    a, b = search(target, bank, probe, budget, seed=3), search(target, bank, probe, budget, seed=3)
+    assert np.array_equal(a.point.vector(), b.point.vector()) and a.trace == b.trace
+    assert a.cosine >= a.bank_best_cosine and a.probe_syntheses <= 1 + budget.steps
+    assert len(calls) == 2 * a.probe_syntheses
+    none = search(target, bank, probe, SearchBudget(steps=0, seconds=600, top_k=1), seed=3)
+    assert none.probe_syntheses == 0 and none.cosine == none.bank_best_cosine
