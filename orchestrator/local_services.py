@@ -30,6 +30,7 @@ KNOWN_SERVICES = {
     "griffin-lim": "services.generators.griffin_lim",
     "mlsa-vocoder": "services.generators.mlsa_vocoder",
     "world-vc": "services.generators.world_vc",
+    "kokoro": "services.generators.kokoro",
     "hifigan": "services.generators.hifigan",
     "lfcc-gmm": "services.detectors.lfcc_gmm",
     "lfcc-lcnn": "services.detectors.lfcc_lcnn",
