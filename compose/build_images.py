@@ -5,6 +5,11 @@ image FROM ``$BASE_IMAGE`` and then every service of ``docker-compose.yml`` that
 section (optionally only the named ones; the "torch" profile's hf-audio-classifier only when named,
 after ``make wheelhouse-torch``), each with ``docker build --network host`` so pip reaches the
 wheelhouse. Cache keys: DEPS_DIGEST (pyproject.toml) and SOURCE_DIGEST (the project wheel).
+
+Before the first service whose Dockerfile takes ``CONVERTER_IMAGE``, it builds the converter image
+(``compose/converter.Dockerfile``: Debian torch, ``python -m convert`` for every model); the server
+then also answers ``/speech/<path>`` for the conversions' check clips (``convert.CHECK_CLIPS`` only),
+from ``$VOXARENA_SPEECH`` (default ``../shared/data/speech``).
 """
 from __future__ import annotations
 
@@ -23,16 +28,36 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 WHEELHOUSE = ROOT / "build" / "wheelhouse"
+SPEECH = Path(os.environ.get("VOXARENA_SPEECH") or ROOT.parent / "shared" / "data" / "speech")
+SPEECH_PREFIX = "/speech/"
+CONVERTER_DOCKERFILE = "compose/converter.Dockerfile"
 
 
 def _digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
 
 
+@functools.lru_cache(maxsize=1)
+def _check_clips() -> dict[str, Path]:
+    """URL path -> file of every conversion check clip (the converter fetches them; nothing else is served)."""
+    sys.path.insert(0, str(ROOT))
+    from convert import CHECK_CLIPS
+
+    return {SPEECH_PREFIX + rel: SPEECH / rel for rel in CHECK_CLIPS}
+
+
 def _serve_wheelhouse() -> tuple[http.server.ThreadingHTTPServer, str]:
+    clips = _check_clips()
+
     class Quiet(http.server.SimpleHTTPRequestHandler):
         def log_message(self, *args) -> None:
             pass
+
+        def translate_path(self, path: str) -> str:
+            if path.startswith(SPEECH_PREFIX):
+                # Only the listed clips; any other path under /speech/ is a 404 (a path that does not exist).
+                return str(clips.get(path.split("?", 1)[0], SPEECH / "not-served"))
+            return super().translate_path(path)
 
     handler = functools.partial(Quiet, directory=str(WHEELHOUSE))
     # A fixed port keeps WHEELHOUSE_URL, and so Docker's layer cache keys, the same from build to build.
@@ -58,12 +83,22 @@ def _build(tag: str, dockerfile: str, args: dict[str, str]) -> float:
     return time.perf_counter() - t0
 
 
+def _build_converter(tag: str, args: dict[str, str], url: str) -> None:
+    missing = [str(p) for p in _check_clips().values() if not p.exists()]
+    if missing:
+        raise SystemExit(f"the converter checks its conversions on real speech: {', '.join(missing)} missing "
+                         f"(set VOXARENA_SPEECH to the shared speech directory)")
+    seconds = _build(tag, CONVERTER_DOCKERFILE, {**args, "SPEECH_URL": url + SPEECH_PREFIX.lstrip("/")})
+    print(f"  {tag}: {seconds:.0f} s", flush=True)
+
+
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("services", nargs="*", help="only these compose services (default: all with a build section, "
                                                "except those of the 'torch' profile)")
     p.add_argument("--base-image", default=os.environ.get("BASE_IMAGE", "voxarena/base:bookworm"))
     p.add_argument("--runtime-image", default=os.environ.get("VOXARENA_RUNTIME_IMAGE", "voxarena/runtime:latest"))
+    p.add_argument("--converter-image", default=os.environ.get("VOXARENA_CONVERTER_IMAGE", "voxarena/converter:latest"))
     args = p.parse_args(argv)
     wheels = sorted(WHEELHOUSE.glob("voxarena-*.whl"))
     if not wheels:
@@ -81,9 +116,16 @@ def main(argv: list[str] | None = None) -> None:
                          {"BASE_IMAGE": args.base_image, "WHEELHOUSE_URL": url})
         print(f"  {args.runtime_image}: {seconds:.0f} s", flush=True)
         default = [n for n, svc in buildable.items() if "torch" not in svc.get("profiles", [])]
+        converter_built = False
         for name in args.services or default:
             svc = buildable[name]
-            seconds = _build(svc["image"], svc["build"]["dockerfile"], {**common, "RUNTIME_IMAGE": args.runtime_image})
+            build_args = {**common, "RUNTIME_IMAGE": args.runtime_image}
+            if "CONVERTER_IMAGE" in (ROOT / svc["build"]["dockerfile"]).read_text():
+                if not converter_built:
+                    _build_converter(args.converter_image, {**common, "BASE_IMAGE": args.base_image}, url)
+                    converter_built = True
+                build_args["CONVERTER_IMAGE"] = args.converter_image
+            seconds = _build(svc["image"], svc["build"]["dockerfile"], build_args)
             print(f"  {svc['image']}: {seconds:.0f} s", flush=True)
     finally:
         server.shutdown()
