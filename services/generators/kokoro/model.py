@@ -163,7 +163,8 @@ class KokoroModel(GeneratorModel):
         found = search(reference, self._bank, self._probe_embedding, budget, request.seed)
         log.info("%s: CLONE d-vector cosine %.3f (bank best %.3f) after %d probe syntheses: %s", request.request_id,
                  found.cosine, found.bank_best_cosine, found.probe_syntheses, found.point.describe(self._names))
-        return found.point.table(self._stock), "clone: " + found.point.describe(self._names)
+        label = f"clone ({found.probe_syntheses} probe syntheses): {found.point.describe(self._names)}"
+        return found.point.table(self._stock), label
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -4,6 +4,8 @@ finds the clone closer to held-out speakers than the best stock voice). Fast tes
 phoneme mapping, the text cutting and the option parser without the model."""
 from __future__ import annotations
 
+import os
+
 import grpc
 import numpy as np
 import pytest
@@ -76,6 +78,32 @@ def test_dvector_matches_the_package_recipe(speech_dir):
     hp.apply_onnx_dvector_overrides(_bundled_path("embedder.int8.onnx"))
     theirs = _extract_dvec(clip.as_float32(), hp, encoder._session)
     assert ours.shape == (256,) and np.allclose(ours, theirs, atol=1e-6)
+
+
+def test_style_search_is_seeded_bounded_and_never_worse_than_the_bank():
+    """The search on a toy embedding (a fixed random linear map of the style weights), no model."""
+    from services.generators.kokoro.style_search import SearchBudget, search
+    from services.generators.kokoro.style_space import StyleBank, StylePoint, recipe_points
+
+    lift = np.random.default_rng(0).normal(size=(10, 16))
+    calls = []
+
+    def probe(point):
+        calls.append(point)
+        e = point.vector() @ lift
+        return e / np.linalg.norm(e)
+
+    points = recipe_points(5)
+    bank = StyleBank(points, np.stack([probe(p) for p in points]), "toy")
+    target = probe(StylePoint(np.array([.3, .3, .2, .1, .1]), np.array([.1, .1, .2, .3, .3])))
+    calls.clear()
+    budget = SearchBudget(steps=4, seconds=600, top_k=4)
+    a, b = search(target, bank, probe, budget, seed=3), search(target, bank, probe, budget, seed=3)
+    assert np.array_equal(a.point.vector(), b.point.vector()) and a.trace == b.trace
+    assert a.cosine >= a.bank_best_cosine and a.probe_syntheses <= 1 + budget.steps
+    assert len(calls) == 2 * a.probe_syntheses
+    none = search(target, bank, probe, SearchBudget(steps=0, seconds=600, top_k=1), seed=3)
+    assert none.probe_syntheses == 0 and none.cosine == none.bank_best_cosine
 
 
 # ------------------------------------------------------------------ slow: the real model over gRPC
@@ -171,53 +199,32 @@ def test_clone_is_deterministic_for_a_seed(kokoro, speech_dir):
     params = {"search_steps": "1"}
     a = synth(kokoro, task=generator_pb2.CLONE, seed=7, reference_audio=ref, parameters=params)
     b = synth(kokoro, task=generator_pb2.CLONE, seed=7, reference_audio=ref, parameters=params)
-    assert a.audio.data == b.audio.data and a.voice == b.voice and a.voice.startswith("clone: ")
+    assert a.audio.data == b.audio.data and a.voice == b.voice and a.voice.startswith("clone (")
     assert decode_audio(a.audio).sample_rate == 24000
 
 
 @pytest.mark.slow
 def test_clone_is_closer_to_held_out_speakers_than_the_best_stock_voice(kokoro, speech_dir):
-    """SIM by the scorer's Resemblyzer GE2E encoder, which the search never sees. The best stock voice is
-    chosen per speaker by that same SIM (an oracle baseline the clone must beat on average)."""
+    """SIM by the scorer's Resemblyzer GE2E encoder, which the search never sees, between each clip and the
+    reference. The best stock voice is chosen per speaker by that same SIM: an oracle baseline the clone
+    must beat on average. KOKORO_CLONE_SPEAKERS=10 measures all ten test-clean speakers (the README's figures)."""
     from scorers.registry import ClipInputs, get_metric
 
     sim = get_metric("sim")
+    n = int(os.environ.get("KOKORO_CLONE_SPEAKERS", "4"))
     stock = {v: decode_audio(synth(kokoro, voice=v).audio) for v in VOICES}
-    gains = []
-    for i, ref in enumerate(held_out_references(speech_dir, 4)):
-        clone = decode_audio(synth(kokoro, task=generator_pb2.CLONE, seed=i, reference_audio=encode_audio(ref)).audio)
+    rows = []
+    for i, ref in enumerate(held_out_references(speech_dir, n)):
+        resp = synth(kokoro, task=generator_pb2.CLONE, seed=i, reference_audio=encode_audio(ref))
         score = lambda clip: sim.measure(ClipInputs("c", clip, speaker_reference=ref))[0]["sim.cosine"]  # noqa: E731
-        gains.append(score(clone) - max(score(c) for c in stock.values()))
-    print(f"\nkokoro CLONE SIM gain over the best stock voice: {np.round(gains, 3)}")
-    assert np.mean(gains) > CLONE_MARGIN, gains
+        best_voice, best = max(((v, score(c)) for v, c in stock.items()), key=lambda vs: vs[1])
+        rows.append((score(decode_audio(resp.audio)), best, best_voice, resp.timing.wall_seconds, resp.voice))
+    print("\nclone_sim best_stock_sim best_stock_voice clone_seconds clone_voice")
+    for row in rows:
+        print("%.3f %.3f %s %.1f %s" % row)
+    clone, baseline = np.mean([r[0] for r in rows]), np.mean([r[1] for r in rows])
+    print(f"mean over {n} speakers: clone SIM {clone:.3f}, best stock voice SIM {baseline:.3f}")
+    assert clone - baseline > CLONE_MARGIN, rows
 
 
 CLONE_MARGIN = 0.0  # set from the measured mean gain (README), with headroom
-
-
-def test_style_search_is_seeded_bounded_and_never_worse_than_the_bank():
-    """The search on a toy embedding (a fixed random linear map of the style weights), no model."""
-    from services.generators.kokoro.style_search import SearchBudget, search
-    from services.generators.kokoro.style_space import StyleBank, StylePoint, recipe_points
-
-    rng = np.random.default_rng(0)
-    lift = rng.normal(size=(10, 16))
-    calls = []
-
-    def probe(point):
-        calls.append(point)
-        e = point.vector() @ lift
-        return e / np.linalg.norm(e)
-
-    points = recipe_points(5)
-    bank = StyleBank(points, np.stack([probe(p) for p in points]), "toy")
-    calls.clear()
-    target = probe(StylePoint(np.array([.3, .3, .2, .1, .1]), np.array([.1, .1, .2, .3, .3])))
-    calls.clear()
-    budget = SearchBudget(steps=4, seconds=600, top_k=4)
-    a, b = search(target, bank, probe, budget, seed=3), search(target, bank, probe, budget, seed=3)
-    assert np.array_equal(a.point.vector(), b.point.vector()) and a.trace == b.trace
-    assert a.cosine >= a.bank_best_cosine and a.probe_syntheses <= 1 + budget.steps
-    assert len(calls) == 2 * a.probe_syntheses
-    none = search(target, bank, probe, SearchBudget(steps=0, seconds=600, top_k=1), seed=3)
-    assert none.probe_syntheses == 0 and none.cosine == none.bank_best_cosine
