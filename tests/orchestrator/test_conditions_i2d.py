@@ -141,6 +141,8 @@ def test_rerun_resumes_and_a_failed_iteration_fails_the_rest_of_its_chain(run, t
     st = run_status(out)
     gen_cov = next(r for r in st["coverage"] if r["stage"] == "generation")
     assert gen_cov["expected"] == 12 and gen_cov["pending"] == 0 and gen_cov["failed"] == 3 * refused
+    # refused by the service as a bad request (input), then two iterations with nothing to iterate on
+    assert gen_cov["failure_kinds"] == {"upstream_failed": 2 * refused, "input": refused}
 
 
 def test_each_degradation_is_computed_once_for_all_detectors(tmp_path, synthetic_dataset, make_config, run_arena):
@@ -156,13 +158,14 @@ def test_each_degradation_is_computed_once_for_all_detectors(tmp_path, synthetic
     config = make_config(tmp_path, synthetic_dataset, **{
         "dataset": {"kind": "table", "root": str(table)}, "protocol.tasks": ["TTS"],
         "detectors": {"dummy-detector": {}, "second": {"module": "services.testing.dummy_detector"}},
-        "conditions": {"noisy": [{"noise_snr_db": 10}]}})
+        "conditions": {"noisy": [{"noise_snr_db": 10}]}, "scorer.bootstrap_resamples": 20})   # CIs are not the point
     out = tmp_path / "run"
     run_arena(config, out)
     lines = rows(out / "degradations.jsonl")
     assert len(lines) == 3 + 3 and len({r["id"] for r in lines}) == 6   # 3 bona fide + 3 TTS clips, once each
     failed = [r for r in lines if r["status"] != "ok"]
     assert [r["id"] for r in failed] == ["noisy|quiet"] and "silent" in failed[0]["reason"]
+    assert (failed[0]["failure"], failed[0]["code"]) == ("input", "BAD_INPUT")
     dets = {r["id"]: r for r in rows(out / "detections.jsonl")}
     for d in ("dummy-detector", "second"):
         assert dets[f"{d}@noisy|quiet"]["status"] == "failed" and "silent" in dets[f"{d}@noisy|quiet"]["reason"]

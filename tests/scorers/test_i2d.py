@@ -34,3 +34,14 @@ def test_lwa_favours_late_and_ewa_early_iterations():
 def test_a_missing_iteration_gives_no_aggregate():
     assert all(math.isnan(v) for v in aggregate_trajectory([0.9, math.nan, 0.7]).values())
     assert all(math.isnan(v) for v in aggregate_trajectory([]).values())
+
+
+def test_default_decay_is_one_half_and_short_trajectories_by_hand():
+    # The paper's EWA decay 0.5 by default: weights 1, .5, .25 over 1.75.
+    assert aggregate_trajectory([0.9, 0.8, 0.6])["ewa"] == pytest.approx((0.9 + 0.4 + 0.15) / 1.75)
+    # Two iterations: one trapezoid; one iteration: no width, AUC 0 (mean, LWA and EWA are the value).
+    two = aggregate_trajectory([0.9, 0.5])
+    assert two["auc"] == pytest.approx(0.7) and two["lwa"] == pytest.approx((0.9 + 2 * 0.5) / 3)
+    one = aggregate_trajectory([0.7])
+    assert one == {"mean": pytest.approx(0.7), "lwa": pytest.approx(0.7), "ewa": pytest.approx(0.7), "auc": 0.0}
+    assert all(math.isnan(v) for v in aggregate_trajectory([0.5, math.inf]).values())
