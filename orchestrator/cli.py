@@ -321,7 +321,11 @@ def conformance(
     passed = sum(c.status == "PASS" for c in checks)
     console.print(f"conformance: {passed} PASS, {len(failed)} FAIL, {len(checks) - passed - len(failed)} SKIP")
     if json_out:
-        json_out.write_text(json.dumps([c.__dict__ for c in checks], indent=2) + "\n")
+        summary = {status: sum(c.status == status for c in checks) for status in ("PASS", "FAIL", "SKIP")}
+        report = {"address": address, "summary": summary,
+                  "checks": [{"name": c.name, "status": c.status, "sent": c.sent, "got": c.got, "detail": c.detail}
+                             for c in checks]}
+        json_out.write_text(json.dumps(report, indent=2) + "\n")
     if failed:
         raise typer.Exit(1)
 

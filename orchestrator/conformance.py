@@ -1,125 +1,172 @@
 """``orchestrator conformance ADDRESS``: check any running service against the VoxArena contract.
 
-For a vendor's black box as much as for our own services: it talks gRPC only. The role (generator
-or detector) comes from server reflection, or from GetInfo when reflection is off. Every check
-yields PASS, FAIL (with the reason) or SKIP (with why it does not apply); any FAIL makes the exit
-code 1.
+For a vendor's black box as much as for our own services: it talks gRPC only, and every check
+follows from what ``proto/voxarena/v1`` promises. The role (generator, detector or scorer) comes
+from server reflection, or from GetInfo when reflection is off. Every check yields PASS, FAIL or
+SKIP (with why it does not apply); any FAIL makes the exit code 1. Each check records what was sent
+and what came back, so a failure reads "sent TTS voice='x' text='...' seed=7; got 16000 Hz, declared
+22050 Hz".
 
-Checked: grpc.health.v1 says SERVING; reflection lists the service; GetInfo fills name, version,
-licence, family, native rate, timing scope (generators: tasks and voices); a valid request echoes
-its request id and seed, carries timing (wall, start <= end, scope) and well-formed audio or a
-finite score; the determinism claim (two identical requests, identical bytes or score); error
-paths: empty request id, empty text, an unsupported task, bad audio (empty, NaN) -> INVALID_ARGUMENT
-/ UNIMPLEMENTED, an oversize message -> RESOURCE_EXHAUSTED; detectors: ScoreBatch answers every item
-in order and reports a bad item without failing the others.
+This module holds the session (channel, check list, health probe, error-path helper), the common
+checks (health, reflection, GetInfo fields, timing) and the scorer's; ``conformance_generator`` and
+``conformance_detector`` hold the role checks. Everything here imports only the contract
+(``voxarena``), never the orchestrator's pipeline, so a vendor can run it alone.
 """
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable
 
 import grpc
 import numpy as np
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from voxarena.transport import PLAINTEXT, ClientSecurity
-
 from voxarena.codec import AudioClip, AudioFormatError, decode_audio, encode_audio
-from voxarena.v1 import (common_pb2, detector_pb2, detector_pb2_grpc, generator_pb2, generator_pb2_grpc, scorer_pb2,
-                         scorer_pb2_grpc)
+from voxarena.transport import PLAINTEXT, ClientSecurity
+from voxarena.v1 import common_pb2, detector_pb2_grpc, generator_pb2_grpc, scorer_pb2, scorer_pb2_grpc
 
 GENERATOR_SERVICE = "voxarena.v1.GeneratorService"
 DETECTOR_SERVICE = "voxarena.v1.DetectorService"
 SCORER_SERVICE = "voxarena.v1.ScorerService"
-SEED = 424242
 OVERSIZE_BYTES = 80 * 1024 * 1024   # above the SDK's 64 MiB default; a service may allow more
-TEXT = "The quick brown fox jumps over the lazy dog."
+CONCURRENT = 8                      # requests in flight at once in the concurrency checks
+STILL_SERVING = "still SERVING after every bad input"
 
 
 @dataclass
 class Check:
     name: str
     status: str          # PASS | FAIL | SKIP
-    detail: str = ""
+    detail: str = ""     # one line: for a FAIL, what was sent, what came back and what was expected
+    sent: str = ""       # the request(s) the check made
+    got: str = ""        # what came back
 
 
-def _probe_audio(seconds: float = 2.0, rate: int = 16000) -> AudioClip:
-    """A deterministic speech-like probe: a 150 Hz harmonic tone with syllable-rate amplitude modulation."""
+def speech_like(seconds: float, f0: float, rate: int = 16000, seed: int = 0) -> AudioClip:
+    """A deterministic speech-like probe: a harmonic tone at ``f0`` with syllable-rate (4 Hz) modulation."""
     t = np.arange(int(seconds * rate)) / rate
-    tone = sum(np.sin(2 * np.pi * 150 * k * t) / k for k in range(1, 12))
+    tone = sum(np.sin(2 * np.pi * f0 * k * t) / k for k in range(1, 12))
     envelope = 0.5 * (1 - np.cos(2 * np.pi * 4 * t))
-    rng = np.random.default_rng(0)
-    x = 0.2 * tone * envelope / 3 + 0.005 * rng.standard_normal(t.size)
+    x = 0.2 * tone * envelope / 3 + 0.005 * np.random.default_rng(seed).standard_normal(t.size)
     return AudioClip(x.astype(np.float32), rate)
 
 
-def _code(e: grpc.RpcError) -> grpc.StatusCode:
+def default_probes() -> tuple[AudioClip, AudioClip]:
+    """Two different clips (3 s at 150 Hz, 2 s at 210 Hz), so a response can be told apart from another's."""
+    return speech_like(3.0, 150.0, seed=0), speech_like(2.0, 210.0, seed=1)
+
+
+def code_of(e: grpc.RpcError) -> grpc.StatusCode:
     return e.code() if hasattr(e, "code") else grpc.StatusCode.UNKNOWN
 
 
-class Conformance:
-    def __init__(self, address: str, timeout: float = 120.0, probe: AudioClip | None = None,
-                 security: ClientSecurity = PLAINTEXT) -> None:
-        self.address = address
-        self.timeout = timeout
-        self.probe = probe or _probe_audio()
-        limit = 2 * OVERSIZE_BYTES
-        self.channel = security.channel(address, [("grpc.max_send_message_length", limit),
-                                                  ("grpc.max_receive_message_length", limit)])
-        self.checks: list[Check] = []
+def describe_error(e: grpc.RpcError) -> str:
+    details = e.details() if hasattr(e, "details") else ""
+    return f"{code_of(e).name}: {details!r}"
+
+
+def describe_audio(msg: common_pb2.Audio) -> str:
+    try:
+        clip = decode_audio(msg, "audio")
+        return f"{clip.duration:.2f} s at {clip.sample_rate} Hz"
+    except AudioFormatError:
+        return (f"{len(msg.data)} bytes, {msg.sample_rate} Hz, {msg.channels} channel(s), "
+                f"{common_pb2.AudioEncoding.Name(msg.encoding) if msg.encoding in common_pb2.AudioEncoding.values() else msg.encoding}")
+
+
+def short(text: str, limit: int = 40) -> str:
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def first_difference(a: bytes, b: bytes) -> str:
+    """Where two byte strings part: their lengths, and the first differing byte offset."""
+    n = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+    return f"{len(a)} vs {len(b)} bytes, first difference at byte {n}"
+
+
+def summarise(problems: list[str], total: int, shown: int = 3) -> str:
+    """The first few problems of ``total`` answers (all fine: say so)."""
+    if not problems:
+        return f"{total} correct answers"
+    more = f"; and {len(problems) - shown} more" if len(problems) > shown else ""
+    return f"{len(problems)} of {total} wrong: " + "; ".join(problems[:shown]) + more
+
+
+def close(a: float, b: float, rel: float = 1e-6) -> bool:
+    """Equal within ``rel`` relative to the larger magnitude, absolute ``rel`` below magnitude 1."""
+    return abs(a - b) <= rel * max(1.0, abs(a), abs(b))
+
+
+@dataclass
+class Session:
+    """One conformance run: the channel, the checks so far, and the bad inputs' health record."""
+
+    address: str
+    channel: grpc.Channel
+    timeout: float
+    probes: tuple[AudioClip, AudioClip]
+    checks: list[Check] = field(default_factory=list)
+    not_serving_after: list[str] = field(default_factory=list)
+    bad_inputs: int = 0
 
     # -- bookkeeping --------------------------------------------------------------------------
-    def _add(self, name: str, ok: bool, detail: str = "") -> bool:
-        self.checks.append(Check(name, "PASS" if ok else "FAIL", detail))
+    def add(self, name: str, ok: bool, sent: str = "", got: str = "", expected: str = "") -> bool:
+        """PASS shows what came back; FAIL shows what was sent, what came back and what was expected."""
+        if ok:
+            detail = got
+        else:
+            detail = "; ".join(p for p in (f"sent {sent}" if sent else "", f"got {got}" if got else "",
+                                           f"expected {expected}" if expected else "") if p)
+        self.checks.append(Check(name, "PASS" if ok else "FAIL", detail, sent, got))
         return ok
 
-    def _skip(self, name: str, why: str) -> None:
+    def skip(self, name: str, why: str) -> None:
         self.checks.append(Check(name, "SKIP", why))
 
-    def _expect_error(self, name: str, call: Callable[[], object], codes: tuple[grpc.StatusCode, ...]) -> None:
+    def call_ok(self, name: str, call: Callable[[], object], sent: str = "", record: bool = True):
+        """The response of a call that must succeed (a FAIL with the status if it does not)."""
+        try:
+            response = call()
+        except grpc.RpcError as e:
+            self.add(name, False, sent, describe_error(e), "a response")
+            return None
+        if record:
+            self.add(name, True, sent, "answered")
+        return response
+
+    # -- health and error paths ----------------------------------------------------------------
+    def health(self) -> str:
+        """The grpc.health.v1 status name of the whole server, or the status code of a failed Check."""
+        try:
+            resp = health_pb2_grpc.HealthStub(self.channel).Check(health_pb2.HealthCheckRequest(),
+                                                                  timeout=min(self.timeout, 10))
+        except grpc.RpcError as e:
+            return f"health Check failed with {code_of(e).name}"
+        return health_pb2.HealthCheckResponse.ServingStatus.Name(resp.status)
+
+    def expect_error(self, name: str, call: Callable[[], object], sent: str,
+                     codes: tuple[grpc.StatusCode, ...]) -> None:
+        """A bad input must fail with one of ``codes`` and leave the service SERVING."""
+        wanted = "/".join(c.name for c in codes)
         try:
             call()
         except grpc.RpcError as e:
-            code = _code(e)
-            detail = f"{code.name}: {e.details() if hasattr(e, 'details') else ''}"
-            self._add(name, code in codes, detail if code in codes else f"expected {'/'.join(c.name for c in codes)}, got {detail}")
-            return
-        self._add(name, False, f"expected {'/'.join(c.name for c in codes)}, the call succeeded")
+            self.add(name, code_of(e) in codes, sent, describe_error(e), wanted)
+        else:
+            self.add(name, False, sent, "a normal response (the call succeeded)", wanted)
+        self.bad_inputs += 1
+        status = self.health()
+        if status != "SERVING":
+            self.not_serving_after.append(f"after '{name}' ({short(sent, 120)}): {status}")
+
+    def still_serving(self) -> None:
+        sent = f"{self.bad_inputs} bad inputs, each followed by a grpc.health.v1 Check"
+        got = "; ".join(self.not_serving_after) or "SERVING after each"
+        self.add(STILL_SERVING, not self.not_serving_after, sent, got, "SERVING after each")
 
     # -- common checks ------------------------------------------------------------------------
-    def _health(self) -> bool:
-        try:
-            grpc.channel_ready_future(self.channel).result(timeout=min(self.timeout, 30))
-        except grpc.FutureTimeoutError:
-            return self._add("reachable", False, f"no gRPC server at {self.address} within 30 s")
-        self._add("reachable", True, self.address)
-        try:
-            resp = health_pb2_grpc.HealthStub(self.channel).Check(health_pb2.HealthCheckRequest(), timeout=10)
-            return self._add("health SERVING", resp.status == health_pb2.HealthCheckResponse.SERVING,
-                             health_pb2.HealthCheckResponse.ServingStatus.Name(resp.status))
-        except grpc.RpcError as e:
-            return self._add("health SERVING", False, f"grpc.health.v1 Check failed: {_code(e).name}")
-
-    def _role_from_reflection(self) -> str | None:
-        try:
-            from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
-        except ImportError:  # pragma: no cover - grpcio-reflection is a core dependency
-            return None
-        try:
-            stub = reflection_pb2_grpc.ServerReflectionStub(self.channel)
-            responses = stub.ServerReflectionInfo(iter([reflection_pb2.ServerReflectionRequest(list_services="")]),
-                                                  timeout=10)
-            names = {s.name for r in responses for s in r.list_services_response.service}
-        except grpc.RpcError as e:
-            self._add("reflection", False, f"server reflection unavailable: {_code(e).name}")
-            return None
-        roles = [r for r, svc in (("generator", GENERATOR_SERVICE), ("detector", DETECTOR_SERVICE),
-                                  ("scorer", SCORER_SERVICE)) if svc in names]
-        self._add("reflection", bool(roles), ", ".join(sorted(names)) or "no services listed")
-        return roles[0] if roles else None
-
-    def _model_info(self, info: common_pb2.ModelInfo, family_ok: bool, needs_rate: bool = True) -> None:
+    def model_info(self, info: common_pb2.ModelInfo, family_ok: bool, needs_rate: bool = True,
+                   extra: list[str] | None = None) -> None:
         missing = [f for f in ("name", "version", "licence", "timing_scope") if not getattr(info, f)]
         if needs_rate and info.native_sample_rate <= 0:
             missing.append("native_sample_rate")
@@ -128,209 +175,123 @@ class Conformance:
         sha = info.weights_sha256
         if sha and (len(sha) != 64 or any(c not in "0123456789abcdef" for c in sha)):
             missing.append(f"weights_sha256 {sha!r} is not a lowercase hex sha256")
-        self._add("GetInfo fields", not missing, "missing or invalid: " + ", ".join(missing) if missing
-                  else f"{info.name} {info.version}, {info.native_sample_rate} Hz, deterministic={info.deterministic}")
+        missing += extra or []
+        got = (f"{info.name} {info.version}, {info.native_sample_rate} Hz, deterministic={info.deterministic}"
+               if not missing else "missing or invalid: " + ", ".join(missing))
+        self.add("GetInfo fields", not missing, "GetInfo", got, "every field the contract asks for")
 
-    def _timing(self, name: str, timing: common_pb2.Timing) -> None:
+    def timing(self, name: str, timing: common_pb2.Timing, declared_scope: str, sent: str, present: bool) -> None:
         problems = []
-        if not timing.wall_seconds > 0:
-            problems.append(f"wall_seconds {timing.wall_seconds}")
-        if not timing.HasField("start") or not timing.HasField("end"):
-            problems.append("start/end missing")
-        elif timing.end.ToNanoseconds() < timing.start.ToNanoseconds():
-            problems.append("end before start")
-        if not timing.scope:
-            problems.append("scope empty")
-        self._add(name, not problems, ", ".join(problems) or f"{timing.wall_seconds:.3f} s, scope: {timing.scope}")
-
-    # -- generators ---------------------------------------------------------------------------
-    def _generator(self) -> None:
-        stub = generator_pb2_grpc.GeneratorServiceStub(self.channel)
-        info = self._call_ok("GetInfo", lambda: stub.GetInfo(common_pb2.GetInfoRequest(), timeout=self.timeout),
-                             record=False)
-        if info is None:
-            return
-        self._model_info(info.model, info.family != generator_pb2.GENERATOR_FAMILY_UNSPECIFIED)
-        tasks = [t for t in info.tasks if t != generator_pb2.TASK_UNSPECIFIED]
-        self._add("declares tasks", bool(tasks), ", ".join(generator_pb2.Task.Name(t) for t in tasks) or "no tasks")
-        if not tasks:
-            return
-        task = tasks[0]
-        probe = encode_audio(self.probe)
-
-        def request(**over) -> generator_pb2.SynthesizeRequest:
-            t = over.pop("task", task)
-            base = dict(request_id="conformance-1", seed=SEED, task=t)
-            if t in (generator_pb2.TTS, generator_pb2.CLONE):
-                base["text"] = TEXT
-            if t in (generator_pb2.CLONE, generator_pb2.CONVERT):
-                base["reference_audio"] = probe
-            if t in (generator_pb2.RECONSTRUCT, generator_pb2.CONVERT):
-                base["source_audio"] = probe
-            base.update({k: v for k, v in over.items() if v is not None})
-            return generator_pb2.SynthesizeRequest(**base)
-
-        first = self._call_ok("Synthesize", lambda: stub.Synthesize(request(), timeout=self.timeout))
-        if first is not None:
-            self._add("echoes request_id", first.request_id == "conformance-1", f"got {first.request_id!r}")
-            self._add("echoes seed", first.seed == SEED, f"got {first.seed}, sent {SEED}")
-            self._timing("timing fields", first.timing)
-            try:
-                clip = decode_audio(first.audio, "response audio")
-                self._add("audio well-formed", clip.duration > 0, f"{clip.duration:.2f} s at {clip.sample_rate} Hz mono")
-            except AudioFormatError as e:
-                self._add("audio well-formed", False, str(e))
-            if info.model.deterministic:
-                second = self._call_ok("Synthesize again", lambda: stub.Synthesize(request(request_id="conformance-2"),
-                                                                                   timeout=self.timeout), record=False)
-                same = second is not None and second.audio.data == first.audio.data
-                self._add("deterministic as declared", same,
-                          "identical bytes for the same request and seed" if same else "two identical requests gave different audio")
-            else:
-                self._skip("deterministic as declared", "the service declares itself non-deterministic")
-        invalid = (grpc.StatusCode.INVALID_ARGUMENT,)
-        self._expect_error("empty request_id rejected", lambda: stub.Synthesize(request(request_id=""), timeout=self.timeout), invalid)
-        text_task = next((t for t in tasks if t in (generator_pb2.TTS, generator_pb2.CLONE)), None)
-        if text_task is not None:
-            self._expect_error("empty text rejected", lambda: stub.Synthesize(
-                request(task=text_task, text=""), timeout=self.timeout), invalid)
+        if not present:
+            problems.append("no timing")
         else:
-            self._skip("empty text rejected", "no text task")
-        unsupported = [t for t in (generator_pb2.TTS, generator_pb2.CLONE, generator_pb2.RECONSTRUCT, generator_pb2.CONVERT)
-                       if t not in tasks]
-        if unsupported:
-            self._expect_error("unsupported task rejected", lambda: stub.Synthesize(
-                request(task=unsupported[0], text=TEXT, source_audio=probe, reference_audio=probe), timeout=self.timeout),
-                (grpc.StatusCode.UNIMPLEMENTED,))
-        else:
-            self._skip("unsupported task rejected", "the service supports every task")
-        audio_task = next((t for t in tasks if t != generator_pb2.TTS), None)
-        if audio_task is not None:
-            field = "reference_audio" if audio_task == generator_pb2.CLONE else "source_audio"
-            for label, audio in self._bad_audio():
-                self._expect_error(f"bad audio rejected ({label})", lambda a=audio: stub.Synthesize(
-                    request(task=audio_task, **{field: a}), timeout=self.timeout), invalid)
-        else:
-            self._skip("bad audio rejected", "the service's tasks take no audio")
-        self._expect_error("oversize message rejected", lambda: stub.Synthesize(
-            request(text="a" * OVERSIZE_BYTES), timeout=self.timeout), (grpc.StatusCode.RESOURCE_EXHAUSTED,))
+            if not timing.wall_seconds > 0:
+                problems.append(f"wall_seconds {timing.wall_seconds}")
+            if not timing.HasField("start") or not timing.HasField("end"):
+                problems.append("start/end missing")
+            elif timing.end.ToNanoseconds() < timing.start.ToNanoseconds():
+                problems.append("end before start")
+            if timing.scope != declared_scope:
+                problems.append(f"scope {timing.scope!r} != GetInfo timing_scope {declared_scope!r}")
+        got = ", ".join(problems) or f"{timing.wall_seconds:.3f} s, scope {timing.scope!r}"
+        self.add(name, not problems, sent, got, "wall_seconds > 0, start <= end, scope = GetInfo timing_scope")
 
-    # -- detectors ----------------------------------------------------------------------------
-    def _bad_audio(self) -> list[tuple[str, common_pb2.Audio]]:
-        empty = common_pb2.Audio(sample_rate=16000, channels=1, encoding=common_pb2.PCM_S16LE)
-        nan = common_pb2.Audio(sample_rate=16000, channels=1, encoding=common_pb2.PCM_F32LE,
-                               data=np.full(1600, np.nan, "<f4").tobytes())
-        return [("empty", empty), ("NaN", nan)]
-
-    def _detector(self) -> None:
-        stub = detector_pb2_grpc.DetectorServiceStub(self.channel)
-        info = self._call_ok("GetInfo", lambda: stub.GetInfo(common_pb2.GetInfoRequest(), timeout=self.timeout),
-                             record=False)
-        if info is None:
-            return
-        self._model_info(info.model, info.family != detector_pb2.DETECTOR_FAMILY_UNSPECIFIED)
-        audio = encode_audio(self.probe)
-        first = self._call_ok("Score", lambda: stub.Score(detector_pb2.ScoreRequest(request_id="conformance-1", audio=audio),
-                                                          timeout=self.timeout))
-        if first is not None:
-            self._add("echoes request_id", first.request_id == "conformance-1", f"got {first.request_id!r}")
-            self._add("finite score", math.isfinite(first.score), f"score {first.score}")
-            self._add("is_llr matches GetInfo.calibrated", first.is_llr == info.calibrated,
-                      f"is_llr={first.is_llr}, calibrated={info.calibrated}")
-            self._timing("timing fields", first.timing)
-            if info.model.deterministic:
-                second = self._call_ok("Score again", lambda: stub.Score(
-                    detector_pb2.ScoreRequest(request_id="conformance-2", audio=audio), timeout=self.timeout), record=False)
-                same = second is not None and second.score == first.score
-                self._add("deterministic as declared", same, "identical scores" if same else
-                          f"two identical requests scored {first.score} and {second.score if second else 'an error'}")
-            else:
-                self._skip("deterministic as declared", "the service declares itself non-deterministic")
-        invalid = (grpc.StatusCode.INVALID_ARGUMENT,)
-        self._expect_error("empty request_id rejected", lambda: stub.Score(
-            detector_pb2.ScoreRequest(request_id="", audio=audio), timeout=self.timeout), invalid)
-        for label, bad in self._bad_audio():
-            self._expect_error(f"bad audio rejected ({label})", lambda b=bad: stub.Score(
-                detector_pb2.ScoreRequest(request_id="conformance-bad", audio=b), timeout=self.timeout), invalid)
-        batch = self._call_ok("ScoreBatch", lambda: stub.ScoreBatch(detector_pb2.ScoreBatchRequest(items=[
-            detector_pb2.ScoreRequest(request_id="b-ok", audio=audio),
-            detector_pb2.ScoreRequest(request_id="b-bad", audio=self._bad_audio()[0][1])]), timeout=self.timeout))
-        if batch is not None:
-            ids = [it.request_id for it in batch.items]
-            ok = (ids == ["b-ok", "b-bad"] and batch.items[0].HasField("result") and batch.items[1].HasField("error")
-                  and batch.items[1].error.code == grpc.StatusCode.INVALID_ARGUMENT.value[0])
-            self._add("ScoreBatch per-item outcomes", ok, "good item scored, bad item INVALID_ARGUMENT, order kept" if ok
-                      else f"items {ids}: {[it.WhichOneof('outcome') for it in batch.items]}")
-        big = common_pb2.Audio(sample_rate=16000, channels=1, encoding=common_pb2.PCM_S16LE, data=b"\0" * OVERSIZE_BYTES)
-        self._expect_error("oversize message rejected", lambda: stub.Score(
-            detector_pb2.ScoreRequest(request_id="conformance-big", audio=big), timeout=self.timeout),
-            (grpc.StatusCode.RESOURCE_EXHAUSTED,))
-
-    # -- the scorer -----------------------------------------------------------------------------
-    def _scorer(self) -> None:
-        stub = scorer_pb2_grpc.ScorerServiceStub(self.channel)
-        info = self._call_ok("GetInfo", lambda: stub.GetInfo(common_pb2.GetInfoRequest(), timeout=self.timeout),
-                             record=False)
-        if info is None:
-            return
-        self._model_info(info.model, True, needs_rate=False)   # the scorer takes any rate
-        self._add("declares metrics", len(info.metrics) > 0, ", ".join(m.name for m in info.metrics) or "none")
-        self._add("fingerprint", len(info.fingerprint) > 0, f"{len(info.fingerprint)} entries")
-        # Perfectly separated trials have EER 0; fully reversed ones EER 1 (any definition agrees).
-        sets = [scorer_pb2.TrialSet(name="separated", bonafide_scores=[1, 2, 3, 4], spoof_scores=[-4, -3, -2, -1]),
-                scorer_pb2.TrialSet(name="reversed", bonafide_scores=[-4, -3, -2, -1], spoof_scores=[1, 2, 3, 4])]
-        resp = self._call_ok("DetectionMetrics", lambda: stub.DetectionMetrics(
-            scorer_pb2.DetectionMetricsRequest(sets=sets), timeout=self.timeout))
-        if resp is not None:
-            eers = {m.name: m.eer for m in resp.sets}
-            self._add("EER of known trials", eers == {"separated": 0.0, "reversed": 1.0}, f"{eers}")
-        self._expect_error("unknown metric rejected", lambda: stub.MeasureClips(scorer_pb2.MeasureClipsRequest(items=[
-            scorer_pb2.ClipRequest(request_id="conformance-1", metrics=["no-such-metric"],
-                                   audio=encode_audio(self.probe))]), timeout=self.timeout),
-            (grpc.StatusCode.INVALID_ARGUMENT,))
-        big = common_pb2.Audio(sample_rate=16000, channels=1, encoding=common_pb2.PCM_S16LE, data=b"\0" * OVERSIZE_BYTES)
-        self._expect_error("oversize message rejected", lambda: stub.MeasureClips(scorer_pb2.MeasureClipsRequest(items=[
-            scorer_pb2.ClipRequest(request_id="conformance-big", metrics=["rtf"], audio=big)]), timeout=self.timeout),
-            (grpc.StatusCode.RESOURCE_EXHAUSTED,))
-
-    def _call_ok(self, name: str, call: Callable[[], object], record: bool = True):
-        """The response of a call that must succeed (a FAIL with the status if it does not)."""
+    def reachable(self) -> bool:
         try:
-            response = call()
+            grpc.channel_ready_future(self.channel).result(timeout=min(self.timeout, 30))
+        except grpc.FutureTimeoutError:
+            return self.add("reachable", False, "a connection", f"no gRPC server at {self.address} within 30 s")
+        self.add("reachable", True, got=self.address)
+        status = self.health()
+        return self.add("health SERVING", status == "SERVING", "grpc.health.v1 Check", status, "SERVING")
+
+    def role_from_reflection(self) -> str | None:
+        from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
+
+        try:
+            stub = reflection_pb2_grpc.ServerReflectionStub(self.channel)
+            responses = stub.ServerReflectionInfo(iter([reflection_pb2.ServerReflectionRequest(list_services="")]),
+                                                  timeout=10)
+            names = {s.name for r in responses for s in r.list_services_response.service}
         except grpc.RpcError as e:
-            self._add(name, False, f"{_code(e).name}: {e.details() if hasattr(e, 'details') else ''}")
+            self.add("reflection", False, "list_services", f"server reflection unavailable: {code_of(e).name}")
             return None
-        if record:
-            self._add(name, True, "answered")
-        return response
+        roles = [r for r, svc in (("generator", GENERATOR_SERVICE), ("detector", DETECTOR_SERVICE),
+                                  ("scorer", SCORER_SERVICE)) if svc in names]
+        self.add("reflection", bool(roles), "list_services", ", ".join(sorted(names)) or "no services listed",
+                 "a voxarena.v1 service")
+        return roles[0] if roles else None
 
-    # -- entry --------------------------------------------------------------------------------
+    def role_from_get_info(self) -> str | None:
+        for candidate, stub_cls in (("generator", generator_pb2_grpc.GeneratorServiceStub),
+                                    ("detector", detector_pb2_grpc.DetectorServiceStub)):
+            try:
+                stub_cls(self.channel).GetInfo(common_pb2.GetInfoRequest(), timeout=self.timeout)
+                return candidate
+            except grpc.RpcError:
+                continue
+        return None
+
+
+def check_scorer(s: Session) -> None:
+    stub = scorer_pb2_grpc.ScorerServiceStub(s.channel)
+    info = s.call_ok("GetInfo", lambda: stub.GetInfo(common_pb2.GetInfoRequest(), timeout=s.timeout), "GetInfo",
+                     record=False)
+    if info is None:
+        return
+    s.model_info(info.model, True, needs_rate=False)   # the scorer takes any rate
+    s.add("declares metrics", len(info.metrics) > 0, "GetInfo", ", ".join(m.name for m in info.metrics) or "none",
+          "at least one metric")
+    s.add("fingerprint", len(info.fingerprint) > 0, "GetInfo", f"{len(info.fingerprint)} entries", "a fingerprint")
+    # Perfectly separated trials have EER 0; fully reversed ones EER 1 (any definition agrees).
+    sets = [scorer_pb2.TrialSet(name="separated", bonafide_scores=[1, 2, 3, 4], spoof_scores=[-4, -3, -2, -1]),
+            scorer_pb2.TrialSet(name="reversed", bonafide_scores=[-4, -3, -2, -1], spoof_scores=[1, 2, 3, 4])]
+    sent = "DetectionMetrics of a separated and a reversed trial set"
+    resp = s.call_ok("DetectionMetrics", lambda: stub.DetectionMetrics(
+        scorer_pb2.DetectionMetricsRequest(sets=sets), timeout=s.timeout), sent)
+    if resp is not None:
+        eers = {m.name: m.eer for m in resp.sets}
+        s.add("EER of known trials", eers == {"separated": 0.0, "reversed": 1.0}, sent, f"{eers}",
+              "{'separated': 0.0, 'reversed': 1.0}")
+    audio = encode_audio(s.probes[0])
+    s.expect_error("unknown metric rejected", lambda: stub.MeasureClips(scorer_pb2.MeasureClipsRequest(items=[
+        scorer_pb2.ClipRequest(request_id="conformance-1", metrics=["no-such-metric"], audio=audio)]),
+        timeout=s.timeout), "MeasureClips metrics=['no-such-metric']", (grpc.StatusCode.INVALID_ARGUMENT,))
+    big = common_pb2.Audio(sample_rate=16000, channels=1, encoding=common_pb2.PCM_S16LE, data=b"\0" * OVERSIZE_BYTES)
+    s.expect_error("oversize message rejected", lambda: stub.MeasureClips(scorer_pb2.MeasureClipsRequest(items=[
+        scorer_pb2.ClipRequest(request_id="conformance-big", metrics=["rtf"], audio=big)]), timeout=s.timeout),
+        f"MeasureClips with {OVERSIZE_BYTES // 2**20} MiB of audio", (grpc.StatusCode.RESOURCE_EXHAUSTED,))
+    s.still_serving()
+
+
+class Conformance:
+    def __init__(self, address: str, timeout: float = 120.0, probes: tuple[AudioClip, AudioClip] | None = None,
+                 security: ClientSecurity = PLAINTEXT) -> None:
+        limit = 2 * OVERSIZE_BYTES
+        channel = security.channel(address, [("grpc.max_send_message_length", limit),
+                                             ("grpc.max_receive_message_length", limit)])
+        self.session = Session(address, channel, timeout, probes or default_probes())
+
     def run(self) -> list[Check]:
+        from .conformance_detector import check_detector
+        from .conformance_generator import check_generator
+
+        s = self.session
         try:
-            if not self._health():
-                return self.checks
-            role = self._role_from_reflection()
-            if role is None:  # reflection off: ask GetInfo of each role
-                for candidate, stub_cls in (("generator", generator_pb2_grpc.GeneratorServiceStub),
-                                            ("detector", detector_pb2_grpc.DetectorServiceStub)):
-                    try:
-                        stub_cls(self.channel).GetInfo(common_pb2.GetInfoRequest(), timeout=self.timeout)
-                        role = candidate
-                        break
-                    except grpc.RpcError:
-                        continue
-            if role == "generator":
-                self._generator()
-            elif role == "detector":
-                self._detector()
-            elif role == "scorer":
-                self._scorer()
+            if not s.reachable():
+                return s.checks
+            role = s.role_from_reflection() or s.role_from_get_info()
+            checks = {"generator": check_generator, "detector": check_detector, "scorer": check_scorer}
+            if role in checks:
+                checks[role](s)
             else:
-                self._add("role", False, "serves none of voxarena.v1.GeneratorService, DetectorService, ScorerService")
-            return self.checks
+                s.add("role", False, "GetInfo of each role",
+                      "serves none of voxarena.v1.GeneratorService, DetectorService, ScorerService")
+            return s.checks
         finally:
-            self.channel.close()
+            s.channel.close()
 
 
-def run_conformance(address: str, timeout: float = 120.0, security: ClientSecurity = PLAINTEXT) -> list[Check]:
-    return Conformance(address, timeout, security=security).run()
+def run_conformance(address: str, timeout: float = 120.0, security: ClientSecurity = PLAINTEXT,
+                    probes: tuple[AudioClip, AudioClip] | None = None) -> list[Check]:
+    return Conformance(address, timeout, probes, security).run()
