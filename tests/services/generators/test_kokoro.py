@@ -13,7 +13,7 @@ import pytest
 from services.generators.kokoro.model import parse_mix
 from services.generators.kokoro.phonemes import SPACE, espeak_to_kokoro, pieces
 from services.sdk.errors import InvalidArgument
-from voxarena.codec import decode_audio, encode_audio, read_audio_file
+from voxarena.codec import AudioClip, decode_audio, encode_audio, read_audio_file
 from voxarena.v1 import common_pb2, generator_pb2
 
 from zoo_helpers import Served, prompts
@@ -115,9 +115,20 @@ def synth(stub, task=generator_pb2.TTS, seed=1, text=TEXT, **kw):
 
 @pytest.fixture(scope="module")
 def kokoro():
+    """With CLONE: loads (or, the first time, builds: minutes) the style bank."""
     from services.generators.kokoro.model import KokoroModel
 
     served = Served(KokoroModel())
+    yield served.stub
+    served.close()
+
+
+@pytest.fixture(scope="module")
+def kokoro_tts():
+    """``--tts-only``: no style bank, so the TTS tests start at once."""
+    from services.generators.kokoro.model import KokoroModel
+
+    served = Served(KokoroModel(clone=False))
     yield served.stub
     served.close()
 
@@ -137,14 +148,15 @@ def test_info_voices_rate_and_provenance(kokoro):
 
 
 @pytest.mark.slow
-def test_tts_is_deterministic_at_24k_and_voices_differ(kokoro):
-    a, b = synth(kokoro, seed=1), synth(kokoro, seed=2)
+def test_tts_is_deterministic_at_24k_and_voices_differ(kokoro_tts):
+    a, b = synth(kokoro_tts, seed=1), synth(kokoro_tts, seed=2)
     assert a.audio.data == b.audio.data, "no randomness in the graph: the seed cannot matter"
     clip = decode_audio(a.audio)
     assert clip.sample_rate == 24000 and 2.0 < clip.duration < 8.0
-    male = synth(kokoro, voice="jm_kumo")
+    print(f"\nkokoro RTF {a.timing.wall_seconds / clip.duration:.2f} ({clip.duration:.1f} s of speech)")
+    male = synth(kokoro_tts, voice="jm_kumo")
     assert male.voice == "jm_kumo" and male.audio.data != a.audio.data
-    mixed = synth(kokoro, parameters={"mix": "jf_alpha:0.5,jm_kumo:0.5"})
+    mixed = synth(kokoro_tts, parameters={"mix": "jf_alpha:0.5,jm_kumo:0.5"})
     assert mixed.voice.startswith("mix ") and mixed.audio.data not in (a.audio.data, male.audio.data)
 
 
@@ -154,9 +166,9 @@ def test_bad_options_are_invalid_argument(kokoro):
                           ({"mix": "jf_alpha:0"}, "sum to 0"), ({"speed": "9"}, "speed"),
                           ({"search_steps": "50"}, "search_steps")]:
         task = generator_pb2.CLONE if "search_steps" in params else generator_pb2.TTS
-        ref = encode_audio(decode_audio(synth(kokoro).audio)) if task == generator_pb2.CLONE else None
+        ref = encode_audio(AudioClip((0.3 * np.sin(np.arange(32000) * 0.05)).astype(np.float32), 16000))
         with pytest.raises(grpc.RpcError) as e:
-            synth(kokoro, task=task, parameters=params, **({"reference_audio": ref} if ref else {}))
+            synth(kokoro, task=task, parameters=params, reference_audio=ref)
         assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT and fault in e.value.details(), e.value.details()
     with pytest.raises(grpc.RpcError) as e:
         synth(kokoro, text="?!")
@@ -164,22 +176,22 @@ def test_bad_options_are_invalid_argument(kokoro):
 
 
 @pytest.mark.slow
-def test_text_longer_than_one_model_call_is_spoken_whole(kokoro):
+def test_text_longer_than_one_model_call_is_spoken_whole(kokoro_tts):
     """About 1,000 tokens: two model calls, cut between sentences, not truncated at 510."""
     sentence = "The quick brown fox jumps over the lazy dog, and then it runs far away into the dark forest. "
-    short = decode_audio(synth(kokoro, text=sentence).audio).duration
-    long = decode_audio(synth(kokoro, text=sentence * 12).audio).duration
+    short = decode_audio(synth(kokoro_tts, text=sentence).audio).duration
+    long = decode_audio(synth(kokoro_tts, text=sentence * 12).audio).duration
     assert long > 10 * short
 
 
 @pytest.mark.slow
-def test_every_voice_is_intelligible_to_whisper(kokoro, speech_dir):
+def test_every_voice_is_intelligible_to_whisper(kokoro_tts, speech_dir):
     from scorers.registry import ClipInputs, get_metric
 
     wer = get_metric("wer")
     rows = []
     for voice, text in zip(VOICES, prompts(speech_dir, n=len(VOICES))):
-        clip = decode_audio(synth(kokoro, voice=voice, text=text).audio)
+        clip = decode_audio(synth(kokoro_tts, voice=voice, text=text).audio)
         rows.append(wer.measure(ClipInputs(voice, clip, text=text))[0])
     figure = wer.aggregate(rows)
     print(f"\nkokoro WER over the five voices: {figure:.3f}")
