@@ -122,6 +122,7 @@ REGISTRY: dict[str, str] = {
     "sim": "scorers.speaker:ResemblyzerSIM",
     "rtf": "scorers.timing:RealTimeFactor",
     "dnsmos": "scorers.quality:Dnsmos",
+    "mos_distill": "scorers.mos_distill:MosDistill",
     "pesq": "scorers.reference:Pesq",
     "stoi": "scorers.reference:Stoi",
     "psnr": "scorers.reference:Psnr",
