@@ -198,3 +198,92 @@ def test_detector_batch_isolates_bad_clips():
     finally:
         ch.close()
         running.server.stop(0)
+
+
+@pytest.fixture
+def detector():
+    model = MeanDetector()
+    running = create_model_server(model, "[::]:0")
+    running.server.start()
+    model.mark_ready()
+    ch = grpc.insecure_channel(f"localhost:{running.port}")
+    yield model, detector_pb2_grpc.DetectorServiceStub(ch)
+    ch.close()
+    running.server.stop(0)
+
+
+def test_batch_timing_is_shared_out_per_good_clip(detector):
+    model, stub = detector
+    clips = [encode_audio(AudioClip(np.full(1600, v, np.float32), 16000)) for v in (0.1, 0.2)]
+    bad = common_pb2.Audio()
+    resp = stub.ScoreBatch(detector_pb2.ScoreBatchRequest(items=[
+        detector_pb2.ScoreRequest(request_id=f"k{i}", audio=a) for i, a in enumerate(clips)]
+        + [detector_pb2.ScoreRequest(request_id="bad", audio=bad)]))
+    assert [i.result.request_id for i in resp.items[:2]] == ["k0", "k1"] and resp.items[2].error.message
+    assert [i.result.score for i in resp.items[:2]] == pytest.approx([0.1, 0.2])
+    batch = resp.timing
+    assert batch.scope == "score: test" and batch.wall_seconds > 0
+    for item in resp.items[:2]:
+        t = item.result.timing
+        assert t.scope == "score: test"
+        assert t.wall_seconds == pytest.approx(batch.wall_seconds / 2)   # two clips were scored, one refused
+        assert t.cpu_seconds == pytest.approx(batch.cpu_seconds / 2)
+    info = stub.GetInfo(common_pb2.GetInfoRequest())
+    assert info.max_batch_size == 3 and not info.calibrated and info.model.timing_scope == "score: test"
+
+
+def test_calibrated_detector_serves_llrs(detector):
+    model, stub = detector
+    model.calibration = (2.0, -1.0)
+    clip = encode_audio(AudioClip(np.full(100, 0.25, np.float32), 16000))
+    single = stub.Score(detector_pb2.ScoreRequest(request_id="s", audio=clip))
+    assert single.score == pytest.approx(2 * 0.25 - 1) and single.is_llr
+    batch = stub.ScoreBatch(detector_pb2.ScoreBatchRequest(items=[detector_pb2.ScoreRequest(request_id="b", audio=clip)]))
+    assert batch.items[0].result.score == pytest.approx(-0.5) and batch.items[0].result.is_llr
+    assert stub.GetInfo(common_pb2.GetInfoRequest()).calibrated
+
+
+def test_limits_are_inclusive(generator, detector):
+    model, running, stub, _ = generator
+    ready(model, running)
+    assert stub.Synthesize(tts(text="x" * 5000)).request_id == "r-1"          # exactly max_text_chars
+    model.max_source_seconds = 0.01
+    at_limit = encode_audio(AudioClip(np.zeros(80, np.int16), 8000))           # exactly 0.01 s
+    over = encode_audio(AudioClip(np.zeros(81, np.int16), 8000))
+    ok = stub.Synthesize(generator_pb2.SynthesizeRequest(request_id="x", seed=1, task=generator_pb2.RECONSTRUCT,
+                                                        source_audio=at_limit))
+    assert decode_audio(ok.audio).samples.size == 80
+    got, details = code_of(stub.Synthesize, generator_pb2.SynthesizeRequest(
+        request_id="y", seed=1, task=generator_pb2.RECONSTRUCT, source_audio=over))
+    assert got == grpc.StatusCode.INVALID_ARGUMENT and details.startswith("y: source_audio is") and "at most" in details
+    dmodel, dstub = detector
+    two = encode_audio(AudioClip(np.zeros(32000, np.float32), 16000))        # exactly max_seconds (2 s)
+    assert dstub.Score(detector_pb2.ScoreRequest(request_id="d", audio=two)).request_id == "d"
+    too_many = detector_pb2.ScoreBatchRequest(items=[detector_pb2.ScoreRequest(request_id=str(i), audio=two)
+                                                     for i in range(4)])
+    got, details = code_of(dstub.ScoreBatch, too_many)
+    assert got == grpc.StatusCode.INVALID_ARGUMENT and details.startswith("batch of 4:")
+
+
+def test_parameter_count_and_weights_in_info():
+    class Counted(MeanDetector):
+        def parameter_count(self):
+            return 1234
+
+        def weights_sha256(self):
+            return "ab" * 32
+
+    model = Counted()
+    running = create_model_server(model, "[::]:0")
+    running.server.start()
+    ch = grpc.insecure_channel(f"localhost:{running.port}")
+    try:
+        stub = detector_pb2_grpc.DetectorServiceStub(ch)
+        got, details = code_of(stub.GetInfo, common_pb2.GetInfoRequest())
+        assert got == grpc.StatusCode.UNAVAILABLE and "still loading" in details
+        model.mark_ready()
+        info = stub.GetInfo(common_pb2.GetInfoRequest()).model
+        assert info.parameter_count == 1234 and info.weights_sha256 == "ab" * 32 and info.name == "mean"
+    finally:
+        ch.close()
+        running.server.stop(0)
