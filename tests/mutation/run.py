@@ -169,17 +169,21 @@ def _collect(session: Path, result: Result) -> None:
     result.survivors.sort(key=lambda s: (s["file"], s["line"]))
 
 
-def run_target(target: Target, workdir: Path) -> Result:
+def run_target(target: Target, workdir: Path, resume: bool = False) -> Result:
+    """Mutate ``target`` in ``workdir/<name>``; ``resume`` goes on with an interrupted session there."""
     result = Result(target.name)
     scratch = workdir / target.name
-    shutil.rmtree(scratch, ignore_errors=True)
-    scratch.mkdir(parents=True)
-    archive = subprocess.run(["git", "archive", "HEAD"], cwd=REPO, capture_output=True, check=True).stdout
-    subprocess.run(["tar", "-x", "-C", str(scratch)], input=archive, check=True)
+    session = scratch / "session.sqlite"
+    resume = resume and session.exists()
+    if not resume:
+        shutil.rmtree(scratch, ignore_errors=True)
+        scratch.mkdir(parents=True)
+        archive = subprocess.run(["git", "archive", "HEAD"], cwd=REPO, capture_output=True, check=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(scratch)], input=archive, check=True)
     cr = str(Path(sys.executable).with_name("cosmic-ray"))
     sock = scratch / "forkserver.sock"
     t0 = time.perf_counter()
-    with open(workdir / f"{target.name}.log", "w") as log:
+    with open(workdir / f"{target.name}.log", "a" if resume else "w") as log:
         env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONDONTWRITEBYTECODE": "1"}
         server = subprocess.Popen(["nice", "-n", "10", sys.executable, str(FORKSERVER), "serve", str(sock)], cwd=workdir,
                                   stdout=subprocess.PIPE, stderr=log, env=env, text=True)
@@ -195,19 +199,27 @@ def run_target(target: Target, workdir: Path) -> Result:
             # A mutant's run may take a few times the baseline on a loaded machine; beyond that it hangs.
             timeout = max(120.0, 6 * result.baseline_seconds)
             (scratch / "cr.toml").write_text(_config(target, _test_command(target, sock, timeout), timeout))
-            session = scratch / "session.sqlite"
-            if _run([cr, "init", "cr.toml", str(session)], scratch, log).returncode != 0:
-                result.error = "cosmic-ray init failed"
-                return result
-            _filter(session, target)
+            if not resume:
+                if _run([cr, "init", "cr.toml", str(session)], scratch, log).returncode != 0:
+                    result.error = "cosmic-ray init failed"
+                    return result
+                _filter(session, target)
             if _run([cr, "exec", "cr.toml", str(session)], scratch, log).returncode != 0:
                 result.error = "cosmic-ray exec failed"
         finally:
             server.terminate()
             server.wait()
     _collect(scratch / "session.sqlite", result)
-    result.seconds = time.perf_counter() - t0
+    result.seconds = time.perf_counter() - t0 + _elapsed(scratch)
+    (scratch / "elapsed").write_text(f"{result.seconds:.1f}\n")   # summed over resumed sessions
     return result
+
+
+def _elapsed(scratch: Path) -> float:
+    try:
+        return float((scratch / "elapsed").read_text())
+    except (OSError, ValueError):
+        return 0.0
 
 
 def report(results: list[Result], wall: float) -> str:
@@ -232,6 +244,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--all", action="store_true", help="include the targets marked after_split")
     p.add_argument("--jobs", type=int, default=2, help="targets mutated at the same time (one scratch copy each)")
     p.add_argument("--workdir", type=Path, default=Path(os.environ.get("TMPDIR", "/tmp")) / "voxarena-mutation")
+    p.add_argument("--resume", action="store_true", help="go on with interrupted sessions in the work directory")
+    p.add_argument("--report-only", action="store_true", help="report the sessions in the work directory, run nothing")
     p.add_argument("--list", action="store_true")
     args = p.parse_args(argv)
     by_name = {t.name: t for t in TARGETS}
@@ -245,8 +259,15 @@ def main(argv: list[str] | None = None) -> int:
     chosen = [by_name[n] for n in args.targets] or [t for t in TARGETS if args.all or not t.after_split]
     args.workdir.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
-    with ThreadPoolExecutor(args.jobs) as pool:
-        results = list(pool.map(lambda t: run_target(t, args.workdir), chosen))
+    if args.report_only:
+        results = []
+        for t in chosen:
+            if (args.workdir / t.name / "session.sqlite").exists():
+                results.append(Result(t.name, seconds=_elapsed(args.workdir / t.name)))
+                _collect(args.workdir / t.name / "session.sqlite", results[-1])
+    else:
+        with ThreadPoolExecutor(args.jobs) as pool:
+            results = list(pool.map(lambda t: run_target(t, args.workdir, args.resume), chosen))
     text = report(results, time.perf_counter() - t0)
     (args.workdir / "report.md").write_text(text + "\n")
     (args.workdir / "report.json").write_text(json.dumps(
