@@ -169,12 +169,26 @@ def _collect(session: Path, result: Result) -> None:
     result.survivors.sort(key=lambda s: (s["file"], s["line"]))
 
 
-def run_target(target: Target, workdir: Path, resume: bool = False) -> Result:
-    """Mutate ``target`` in ``workdir/<name>``; ``resume`` goes on with an interrupted session there."""
+def _retest_survivors(scratch: Path, session: Path) -> None:
+    """Take the tests of HEAD into the scratch copy and mark the surviving mutants pending again, so
+    that ``exec`` reruns just those against tests added since (the mutated sources are unchanged)."""
+    import sqlite3
+
+    archive = subprocess.run(["git", "archive", "HEAD", "tests"], cwd=REPO, capture_output=True, check=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(scratch)], input=archive, check=True)
+    with sqlite3.connect(session) as db:
+        db.execute("DELETE FROM work_results WHERE test_outcome = 'survived'")
+
+
+def run_target(target: Target, workdir: Path, resume: bool = False, retest: bool = False) -> Result:
+    """Mutate ``target`` in ``workdir/<name>``; ``resume`` goes on with an interrupted session there,
+    ``retest`` reruns its survivors against the current tests."""
     result = Result(target.name)
     scratch = workdir / target.name
     session = scratch / "session.sqlite"
-    resume = resume and session.exists()
+    resume = (resume or retest) and session.exists()
+    if resume and retest:
+        _retest_survivors(scratch, session)
     if not resume:
         shutil.rmtree(scratch, ignore_errors=True)
         scratch.mkdir(parents=True)
@@ -246,6 +260,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--workdir", type=Path, default=Path(os.environ.get("TMPDIR", "/tmp")) / "voxarena-mutation")
     p.add_argument("--resume", action="store_true", help="go on with interrupted sessions in the work directory")
     p.add_argument("--report-only", action="store_true", help="report the sessions in the work directory, run nothing")
+    p.add_argument("--retest-survivors", action="store_true",
+                   help="rerun the surviving mutants of the sessions in the work directory against HEAD's tests")
     p.add_argument("--list", action="store_true")
     args = p.parse_args(argv)
     by_name = {t.name: t for t in TARGETS}
@@ -267,7 +283,7 @@ def main(argv: list[str] | None = None) -> int:
                 _collect(args.workdir / t.name / "session.sqlite", results[-1])
     else:
         with ThreadPoolExecutor(args.jobs) as pool:
-            results = list(pool.map(lambda t: run_target(t, args.workdir, args.resume), chosen))
+            results = list(pool.map(lambda t: run_target(t, args.workdir, args.resume, args.retest_survivors), chosen))
     text = report(results, time.perf_counter() - t0)
     (args.workdir / "report.md").write_text(text + "\n")
     (args.workdir / "report.json").write_text(json.dumps(

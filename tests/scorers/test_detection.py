@@ -131,3 +131,19 @@ def test_the_false_alarm_cost_changes_both_dcfs_by_hand():
     balanced = D.CostModel(p_spoof=0.5, c_miss=1.0, c_fa=10.0)
     assert D.min_dcf(COST_BONA, COST_SPOOF, balanced) == pytest.approx(0.1)
     assert D.act_dcf(COST_BONA, COST_SPOOF, balanced) == pytest.approx(0.2)
+
+
+def test_det_curve_as_the_evaluation_package():
+    # compute_det_curve of the ASVspoof 5 package: one point per sorted trial after a first point at
+    # (Pmiss 0, Pfa 1) whose threshold is the lowest score minus 0.001.
+    frr, far, thr = D.det_curve(BONA, SPOOF)
+    np.testing.assert_allclose(frr, [0, 0, 0, 1 / 3, 1 / 3, 1 / 3, 2 / 3, 1])
+    np.testing.assert_allclose(far, [1, 0.75, 0.5, 0.5, 0.25, 0, 0, 0])
+    np.testing.assert_allclose(thr, [0.1 - 0.001, 0.1, 0.2, 0.3, 0.4, 0.5, 0.8, 0.9])
+
+
+def test_the_cost_model_cannot_be_changed_in_place():
+    import dataclasses
+
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        D.ASVSPOOF5_COSTS.c_fa = 1.0
