@@ -59,3 +59,32 @@ def test_score_validation():
         validate_score("c", "d|c", detector_pb2.ScoreResponse(request_id="x", score=1.5))
     with pytest.raises(ResponseInvalid, match="not finite"):
         validate_score("c", "d|c", detector_pb2.ScoreResponse(request_id="d|c", score=float("nan")))
+
+
+@pytest.mark.parametrize("change", [
+    lambda r: r.audio.CopyFrom(encode_audio(AudioClip(np.zeros(3200, np.int16), 16000))),       # exactly 0.2 s
+    lambda r: r.audio.CopyFrom(encode_audio(AudioClip(np.zeros(160000, np.int16), 16000))),     # exactly 10 s
+    lambda r: r.audio.CopyFrom(encode_audio(AudioClip(np.array([1.0, -1.0] * 4000, np.float32), 16000))),  # full scale
+    lambda r: setattr(r.timing, "wall_seconds", 0.0),
+])
+def test_bounds_are_inclusive(change):
+    assert check(mutate(change)).sample_rate == 16000
+
+
+@pytest.mark.parametrize("change, fragment", [
+    (lambda r: r.audio.CopyFrom(encode_audio(AudioClip(np.zeros(3199, np.int16), 16000))), "duration 0.200 s outside"),
+    (lambda r: r.audio.CopyFrom(encode_audio(AudioClip(np.zeros(160001, np.int16), 16000))), "duration 10.000 s outside"),
+    (lambda r: r.audio.CopyFrom(encode_audio(AudioClip(np.array([1.001, 0.0] * 4000, np.float32), 16000))),
+     "max |x| = 1.001"),
+    (lambda r: setattr(r.timing, "wall_seconds", -0.1), "missing or invalid timing"),
+])
+def test_just_past_the_bounds_is_rejected(change, fragment):
+    with pytest.raises(ResponseInvalid, match=fragment.replace("|", r"\|")):
+        check(mutate(change))
+
+
+def test_infinite_scores_are_rejected():
+    for bad in (float("inf"), float("-inf")):
+        with pytest.raises(ResponseInvalid, match=r"c: score -?inf is not finite"):
+            validate_score("c", "d|c", detector_pb2.ScoreResponse(request_id="d|c", score=bad))
+    assert validate_score("c", "d|c", detector_pb2.ScoreResponse(request_id="d|c", score=-1e30)) == -1e30
