@@ -194,6 +194,12 @@ def run_target(target: Target, workdir: Path, resume: bool = False, retest: bool
         scratch.mkdir(parents=True)
         archive = subprocess.run(["git", "archive", "HEAD"], cwd=REPO, capture_output=True, check=True).stdout
         subprocess.run(["tar", "-x", "-C", str(scratch)], input=archive, check=True)
+        for path in target.paths:      # cosmic-ray restores a mutated file after each run, not when killed
+            (scratch / ".pristine" / path).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(scratch / path, scratch / ".pristine" / path)
+    else:
+        for path in target.paths:
+            shutil.copy(scratch / ".pristine" / path, scratch / path)
     cr = str(Path(sys.executable).with_name("cosmic-ray"))
     sock = scratch / "forkserver.sock"
     t0 = time.perf_counter()
