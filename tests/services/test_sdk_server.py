@@ -287,3 +287,12 @@ def test_parameter_count_and_weights_in_info():
     finally:
         ch.close()
         running.server.stop(0)
+
+
+def test_a_batch_of_only_bad_clips_answers_each_item(detector):
+    model, stub = detector
+    nan = encode_audio(AudioClip(np.array([np.nan], np.float32), 16000))
+    resp = stub.ScoreBatch(detector_pb2.ScoreBatchRequest(items=[
+        detector_pb2.ScoreRequest(request_id="n1", audio=nan), detector_pb2.ScoreRequest(request_id="n2", audio=nan)]))
+    assert [i.error.message.split(":")[0] for i in resp.items] == ["n1", "n2"]
+    assert all(i.error.code == grpc.StatusCode.INVALID_ARGUMENT.value[0] for i in resp.items)
