@@ -2,7 +2,8 @@
 
 The HTML needs no server, no internet and no script: the detector x generator EER heatmap is a
 coloured table (one more per channel condition: the generator x condition x detector matrix), DET
-curves are inline SVG on normal-deviate axes, I2D trajectories are inline SVG line plots, and the
+curves are inline SVG on normal-deviate axes, Tippett plots and reliability curves too
+(``calibration_plots``), I2D trajectories are inline SVG line plots, and the
 rest are tables: generator metrics with confidence intervals and composite ranks, detector composite
 ranks, per-label breakdowns, I2D aggregates, coverage and failures, and provenance (models, licences, weights hashes, versions,
 manifest hash, scorer fingerprint). A run that is incomplete (pending work, no metrics) is refused
@@ -16,6 +17,7 @@ import math
 from pathlib import Path
 from statistics import NormalDist
 
+from .calibration_plots import calibration_data, calibration_section
 from .run_store import CLEAN, condition_of, iteration_of, read_csv, read_jsonl
 from .status import run_status
 
@@ -66,12 +68,13 @@ def build_report(run_dir: Path, allow_incomplete: bool = False) -> dict:
     fingerprint = json.loads((metrics / "fingerprint.json").read_text()) if (metrics / "fingerprint.json").exists() else {}
     detections = list(read_jsonl(run_dir / "detections.jsonl").values())
     detection_rows = read_csv(metrics / "detection_metrics.csv")
-    curves = {}
+    curves, calibration = {}, {}
     for d in record["config"]["detectors"]:
         ok = [r for r in detections if r["detector"] == d and r["status"] == "ok"
               and condition_of(r) == CLEAN and iteration_of(r) == 1]
-        curves[d] = det_curve([r["score"] for r in ok if r["kind"] == "bonafide"],
-                              [r["score"] for r in ok if r["kind"] == "spoof"])
+        bona, spoof = [r["score"] for r in ok if r["kind"] == "bonafide"], [r["score"] for r in ok if r["kind"] == "spoof"]
+        curves[d] = det_curve(bona, spoof)
+        calibration[d] = calibration_data(bona, spoof)
     services = {}
     for name, svc in record.get("services", {}).items():
         model = svc.get("info", {}).get("model", {})
@@ -107,6 +110,7 @@ def build_report(run_dir: Path, allow_incomplete: bool = False) -> dict:
         "generation_by_label": read_csv(metrics / "generator_metrics_by_label.csv"),
         "composite": read_csv(metrics / "composite_scores.csv"),
         "det_curves": {d: [[round(a, 6), round(b, 6)] for a, b in pts] for d, pts in curves.items()},
+        "calibration": calibration,
         "coverage": status["coverage"], "failures": failures,
     }
 
@@ -324,6 +328,12 @@ def _with_ci(rows: list[dict], names: list[str], ident: list[str]) -> tuple[list
     return out, ident + [m for m in names if rows and m in rows[0]]
 
 
+def _llr_detectors(rep: dict) -> set[str]:
+    """Detectors whose clean pooled scores are all LLRs (the CSV holds the flag as text)."""
+    return {r["detector"] for r in rep["detection"]
+            if r["generator"] == "pooled" and condition_of(r) == CLEAN and r.get("scores_are_llr") == "True"}
+
+
 def render_html(rep: dict) -> str:
     prov = rep["provenance"]
     gen_metrics = [c for c in (rep["generation"][0] if rep["generation"] else {})
@@ -331,7 +341,7 @@ def render_html(rep: dict) -> str:
                    and c not in ("generator", "family", "tasks", "scorer_fingerprint")]
     gen_rows, gen_cols = _with_ci(rep["generation"], gen_metrics, ["generator", "family", "tasks", "n_ok", "n_failed"])
     det_rows, det_cols = _with_ci([r for r in rep["detection"] if r["generator"] == "pooled" and condition_of(r) == CLEAN],
-                                  ["eer", "min_dcf", "act_dcf", "cllr", "min_cllr"],
+                                  ["eer", "min_dcf", "act_dcf", "cllr", "min_cllr", "calibration_loss"],
                                   ["detector", "n_bonafide", "n_spoof", "scores_are_llr"])
     label_rows, label_cols = _with_ci(rep["detection_by_label"], ["eer", "min_dcf", "cllr"],
                                       ["label", "value", "detector", "generator", "n_bonafide", "n_spoof"])
@@ -356,8 +366,9 @@ def render_html(rep: dict) -> str:
         "<h2>Detector x generator EER</h2>", _heatmap(rep), HEAT_NOTE,
         "<h2>Detectors (pooled over generators)</h2>", _table(det_rows, det_cols, table_id="detectors"),
         "<p class='small'>actDCF and Cllr are meaningful only when the scores are calibrated LLRs "
-        "(scores_are_llr).</p>",
+        "(scores_are_llr); calibration_loss = Cllr &minus; minCllr.</p>",
         "<h2>DET curves (pooled)</h2>", _det_svg(rep),
+        calibration_section(rep.get("calibration", {}), _llr_detectors(rep)),
         _conditions_section(rep),
         "<h2>Generators</h2>", _table(gen_rows, gen_cols, left=3, table_id="generators"),
         _i2d_section(rep),
