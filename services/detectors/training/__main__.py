@@ -103,12 +103,14 @@ def _calibrate(detector: str, run_dir: Path, rows: list, weights_dir: Path, seed
     meta["dev_cllr_seen_attacks"] = round(cllr(a * bona + b, a * spoof + b), 6)
 
 
-def train_detector(detector: str, run_dir: Path, out_dir: Path, seed: int = DEFAULT_SEED, dev_fraction: float = 0.1,
-                   max_epochs: int | None = None, command: str = "") -> dict:
+def train_detector(detector: str, data: Path | list[Path], out_dir: Path, seed: int = DEFAULT_SEED,
+                   dev_fraction: float = 0.1, max_epochs: int | None = None, command: str = "") -> dict:
+    """Train on the data run(s) ``data`` (feature cache and LOAO folds live in the first) into ``out_dir``."""
     if detector not in TRAINERS:
         raise SystemExit(f"unknown detector {detector!r}; trainable: {', '.join(TRAINERS)}")
     t0 = time.perf_counter()
-    rows = build_training_manifest(run_dir, dev_fraction, seed)
+    run_dir = data if isinstance(data, Path) else data[0]
+    rows = build_training_manifest(data, dev_fraction, seed)
     train_rows = [r for r in rows if r.split == "train"]
     dev_rows = [r for r in rows if r.split == "dev"]
     count = lambda rs, lab: sum(r.label == lab for r in rs)  # noqa: E731
@@ -132,12 +134,13 @@ def train_detector(detector: str, run_dir: Path, out_dir: Path, seed: int = DEFA
     return meta
 
 
-def refit_calibration(detector: str, run_dir: Path, weights_dir: Path, command: str = "") -> dict:
+def refit_calibration(detector: str, data: Path | list[Path], weights_dir: Path, command: str = "") -> dict:
     """Refit the calibration of committed weights by LOAO, keeping the weight files: the data run must be the
     one the weights were trained on (same training manifest hash), and the seed, dev split and epoch
     budget are the ones recorded."""
     meta = read_verified_metadata(weights_dir, detector, _load_class(TRAINERS[detector][1]).weight_files)
-    rows = build_training_manifest(run_dir, meta["dev_fraction"], meta["seed"])
+    run_dir = data if isinstance(data, Path) else data[0]
+    rows = build_training_manifest(data, meta["dev_fraction"], meta["seed"])
     if manifest_sha256(rows) != meta["training_manifest_sha256"]:
         raise SystemExit(f"{run_dir}: training manifest {manifest_sha256(rows)} is not the one {weights_dir} was "
                          f"trained on ({meta['training_manifest_sha256']}); rebuild that data run or retrain")
@@ -155,7 +158,8 @@ def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(prog="python -m services.detectors.training", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--detector", required=True, choices=sorted(TRAINERS))
-    p.add_argument("--data", required=True, type=Path, help="orchestrator run directory with the training clips")
+    p.add_argument("--data", required=True, type=Path, nargs="+",
+                   help="orchestrator run directory with the training clips (or several runs of one manifest)")
     p.add_argument("--out", type=Path, help="weights directory (default: the detector's own weights/)")
     p.add_argument("--seed", type=int, default=DEFAULT_SEED)
     p.add_argument("--dev-fraction", type=float, default=0.1, help="share of training speakers held out as dev")

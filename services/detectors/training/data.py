@@ -53,31 +53,54 @@ def _read_jsonl(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-def build_training_manifest(run_dir: Path, dev_fraction: float, seed: int,
+def _generations(run_dirs: list[Path], items: dict) -> list[dict]:
+    """The ok generation rows of every run directory (audio paths made absolute); a clip made in two runs
+    must be the same bytes."""
+    out: dict[str, dict] = {}
+    for run_dir in run_dirs:
+        gen_path = run_dir / "generations.jsonl"
+        for g in _read_jsonl(gen_path) if gen_path.exists() else []:
+            if g.get("status") != "ok":
+                continue
+            if g["item"] not in items:
+                raise TrainingDataError(f"{gen_path}: {g['id']} is made from {g['item']}, not in {run_dirs[0]}'s manifest")
+            if g["id"] in out and out[g["id"]]["audio_sha256"] != g["audio_sha256"]:
+                raise TrainingDataError(f"{g['id']}: {out[g['id']]['audio']} and {run_dir / g['audio']} differ")
+            out[g["id"]] = {**g, "audio": str(run_dir / g["audio"])}
+    return list(out.values())
+
+
+def build_training_manifest(run_dir: Path | list[Path], dev_fraction: float, seed: int,
                             generators: list[str] | None = None) -> list[TrainingClip]:
-    """All clips of the run, labelled and split by speaker, sorted by id."""
-    items = {r["id"]: r for r in _read_jsonl(run_dir / "manifest.jsonl")}
+    """All clips of the run, labelled and split by speaker, sorted by id.
+
+    ``run_dir`` may be several runs over the same manifest (e.g. one per generator, made apart):
+    their manifests must be identical and their clips are pooled."""
+    run_dirs = [run_dir] if isinstance(run_dir, Path) else list(run_dir)
+    items = {r["id"]: r for r in _read_jsonl(run_dirs[0] / "manifest.jsonl")}
+    for other in run_dirs[1:]:
+        theirs = {r["id"]: r["audio_sha256"] for r in _read_jsonl(other / "manifest.jsonl")}
+        if theirs != {k: r["audio_sha256"] for k, r in items.items()}:
+            raise TrainingDataError(f"{other}: its manifest is not {run_dirs[0]}'s; pool runs of one manifest only")
     speakers = sorted({r["speaker"] for r in items.values()})
     if len(speakers) < 2:
-        raise TrainingDataError(f"{run_dir}: need at least 2 speakers to split train/dev, found {len(speakers)}")
+        raise TrainingDataError(f"{run_dirs[0]}: need at least 2 speakers to split train/dev, found {len(speakers)}")
     rng = np.random.default_rng(seed)
     n_dev = min(len(speakers) - 1, max(1, int(round(dev_fraction * len(speakers)))))
     dev = set(rng.choice(speakers, size=n_dev, replace=False).tolist())
     split = {s: "dev" if s in dev else "train" for s in speakers}
     rows = [TrainingClip(i["id"], i["audio_path"], i["audio_sha256"], "bonafide", i["speaker"], "", split[i["speaker"]])
             for i in items.values()]
-    gen_path = run_dir / "generations.jsonl"
-    for g in _read_jsonl(gen_path) if gen_path.exists() else []:
-        if g.get("status") != "ok" or (generators is not None and g["generator"] not in generators):
+    for g in _generations(run_dirs, items):
+        if generators is not None and g["generator"] not in generators:
             continue
         speaker = items[g["item"]]["speaker"]
-        rows.append(TrainingClip(g["id"], str(run_dir / g["audio"]), g["audio_sha256"], "spoof", speaker,
-                                 g["generator"], split[speaker]))
+        rows.append(TrainingClip(g["id"], g["audio"], g["audio_sha256"], "spoof", speaker, g["generator"], split[speaker]))
     rows.sort(key=lambda r: r.id)
     for split_name in ("train", "dev"):
         labels = {r.label for r in rows if r.split == split_name}
         if labels != {"bonafide", "spoof"}:
-            raise TrainingDataError(f"{run_dir}: the {split_name} split has only {sorted(labels) or 'no'} clips")
+            raise TrainingDataError(f"{run_dirs[0]}: the {split_name} split has only {sorted(labels) or 'no'} clips")
     return rows
 
 

@@ -95,3 +95,25 @@ def test_refit_refuses_a_data_run_the_weights_were_not_trained_on(tmp_path):
     with pytest.raises(SystemExit, match="is not the one .* was trained on"):
         refit_calibration("lfcc-gmm", tmp_path, weights)
     assert (weights / "metadata.json").read_bytes() == before
+
+
+def test_training_data_from_several_runs_of_one_manifest(tmp_path):
+    import json
+
+    from services.detectors.training.data import TrainingDataError, build_training_manifest
+
+    items = [{"id": f"{s}-1-0000", "speaker": str(s), "audio_path": "x.flac", "audio_sha256": "0" * 64} for s in range(6)]
+    gens = [{"id": f"{g}|T|{i['id']}", "item": i["id"], "generator": g, "status": "ok", "audio": f"audio/{g}.wav",
+             "audio_sha256": g[0] * 64} for i in items for g in ("espeak-ng", "flite")]
+    whole, first, second = (tmp_path / n for n in ("whole", "a", "b"))
+    for d, rows in ((whole, gens), (first, gens[::2]), (second, gens[1::2])):
+        d.mkdir()
+        (d / "manifest.jsonl").write_text("".join(json.dumps(i) + "\n" for i in items))
+        (d / "generations.jsonl").write_text("".join(json.dumps(g) + "\n" for g in rows))
+    one = build_training_manifest(whole, 0.34, 3)
+    pooled = build_training_manifest([first, second], 0.34, 3)
+    assert [r.record() for r in pooled] == [r.record() for r in one] and len(one) == 18
+    assert {r.path for r in pooled if r.generator == "flite"} == {str(second / "audio/flite.wav")}
+    (second / "manifest.jsonl").write_text("".join(json.dumps(i) + "\n" for i in items[:-1]))
+    with pytest.raises(TrainingDataError, match="its manifest is not"):
+        build_training_manifest([first, second], 0.34, 3)
