@@ -134,21 +134,44 @@ def train_detector(detector: str, data: Path | list[Path], out_dir: Path, seed: 
     return meta
 
 
+def _same_clips(rows: list, weights_dir: Path) -> int:
+    """Check that ``rows`` are the clips the weights were trained on (ids, labels, speakers, train/dev split,
+    bona fide bytes); returns how many spoofed clips were regenerated with other bytes.
+
+    Spoofed bytes may differ without the clip being another one: float WAVs used to carry
+    libsndfile's timestamped PEAK chunk, so the same samples written twice had two sha256s. What the
+    calibration relies on is the split: the dev speakers were never in the weights' training set."""
+    committed = {}
+    for line in (weights_dir / TRAINING_MANIFEST_FILE).read_text().splitlines():
+        if line.strip():
+            r = json.loads(line)
+            committed[r["id"]] = r
+    mine = {r.id: r.record() for r in rows}
+    if set(mine) != set(committed):
+        diff = sorted(set(mine) ^ set(committed))
+        raise SystemExit(f"{weights_dir}: the data has {len(diff)} clips more or fewer than the weights were trained on "
+                         f"(e.g. {', '.join(diff[:3])}); rebuild that data run or retrain")
+    changed = [k for k in mine if any(mine[k][f] != committed[k][f] for f in ("label", "speaker", "split"))
+               or (mine[k]["label"] == "bonafide" and mine[k]["sha256"] != committed[k]["sha256"])]
+    if changed:
+        raise SystemExit(f"{weights_dir}: {len(changed)} clips differ in label, speaker, split or bona fide bytes "
+                         f"from the training data (e.g. {', '.join(changed[:3])}); rebuild that data run or retrain")
+    return sum(mine[k]["sha256"] != committed[k]["sha256"] for k in mine)
+
+
 def refit_calibration(detector: str, data: Path | list[Path], weights_dir: Path, command: str = "") -> dict:
-    """Refit the calibration of committed weights by LOAO, keeping the weight files: the data run must be the
-    one the weights were trained on (same training manifest hash), and the seed, dev split and epoch
-    budget are the ones recorded."""
+    """Refit the calibration of committed weights by LOAO, keeping the weight files. The data must hold the
+    clips the weights were trained on (``_same_clips``); the seed, dev split and epoch budget are the ones
+    recorded."""
     meta = read_verified_metadata(weights_dir, detector, _load_class(TRAINERS[detector][1]).weight_files)
     run_dir = data if isinstance(data, Path) else data[0]
     rows = build_training_manifest(data, meta["dev_fraction"], meta["seed"])
-    if manifest_sha256(rows) != meta["training_manifest_sha256"]:
-        raise SystemExit(f"{run_dir}: training manifest {manifest_sha256(rows)} is not the one {weights_dir} was "
-                         f"trained on ({meta['training_manifest_sha256']}); rebuild that data run or retrain")
+    regenerated = _same_clips(rows, weights_dir)
     max_epochs = meta.get("hyperparameters", {}).get("max_epochs")
     t1 = time.perf_counter()
     _calibrate(detector, run_dir, rows, weights_dir, meta["seed"], max_epochs, meta)
-    meta["calibration"]["seconds"] = round(time.perf_counter() - t1, 1)
-    meta["calibration"]["command"] = command
+    meta["calibration"].update(seconds=round(time.perf_counter() - t1, 1), command=command,
+                               data_manifest_sha256=manifest_sha256(rows), spoof_clips_regenerated=regenerated)
     _write_metadata(weights_dir, meta)
     return meta
 

@@ -92,7 +92,7 @@ def test_refit_refuses_a_data_run_the_weights_were_not_trained_on(tmp_path):
     (tmp_path / "generations.jsonl").write_text("".join(json.dumps(g) + "\n" for g in gens))
     weights = Path(__file__).resolve().parents[3] / "services" / "detectors" / "lfcc_gmm" / "weights"
     before = (weights / "metadata.json").read_bytes()
-    with pytest.raises(SystemExit, match="is not the one .* was trained on"):
+    with pytest.raises(SystemExit, match="clips more or fewer than the weights were trained on"):
         refit_calibration("lfcc-gmm", tmp_path, weights)
     assert (weights / "metadata.json").read_bytes() == before
 
@@ -117,3 +117,21 @@ def test_training_data_from_several_runs_of_one_manifest(tmp_path):
     (second / "manifest.jsonl").write_text("".join(json.dumps(i) + "\n" for i in items[:-1]))
     with pytest.raises(TrainingDataError, match="its manifest is not"):
         build_training_manifest([first, second], 0.34, 3)
+
+
+def test_refit_accepts_regenerated_spoof_bytes_but_not_another_split():
+    import json
+    from dataclasses import replace
+
+    from services.detectors.training.__main__ import _same_clips
+
+    weights = Path(__file__).resolve().parents[3] / "services" / "detectors" / "lfcc_gmm" / "weights"
+    committed = [json.loads(line) for line in (weights / "training_manifest.jsonl").read_text().splitlines()]
+    rows = [TrainingClip(r["id"], "", r["sha256"], r["label"], r["speaker"], r["generator"], r["split"]) for r in committed]
+    assert _same_clips(rows, weights) == 0
+    spoof = next(i for i, r in enumerate(rows) if r.label == "spoof")
+    bona = next(i for i, r in enumerate(rows) if r.label == "bonafide")
+    assert _same_clips([replace(r, sha256="f" * 64) if i == spoof else r for i, r in enumerate(rows)], weights) == 1
+    for i, change in ((bona, {"sha256": "f" * 64}), (spoof, {"split": "dev" if rows[spoof].split == "train" else "train"})):
+        with pytest.raises(SystemExit, match="differ in label, speaker, split or bona fide bytes"):
+            _same_clips([replace(r, **change) if k == i else r for k, r in enumerate(rows)], weights)
