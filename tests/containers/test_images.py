@@ -1,0 +1,73 @@
+"""The built images: no serving image holds torch (only the converter build stage does), each stays
+under 1.5 GB, and an image with a converted model carries it with its provenance and serves it.
+
+Needs the images (``make images``); marked ``container``. Conformance of every image in the running
+stack is in test_compose_stack.py."""
+from __future__ import annotations
+
+import importlib
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+pytestmark = [pytest.mark.container, pytest.mark.slow]
+REPO = Path(__file__).resolve().parents[2]
+MAX_IMAGE_BYTES = 1.5e9
+SERVICES = yaml.safe_load((REPO / "docker-compose.yml").read_text())["services"]
+# Every image that serves a model; the torch profile's hf-audio-classifier holds torch by design.
+SERVING = sorted(name for name, svc in SERVICES.items()
+                 if "build" in svc and "torch" not in svc.get("profiles", []) and "tools" not in svc.get("profiles", []))
+CONVERTED = sorted(name for name in SERVING if "CONVERTER_IMAGE" in (REPO / SERVICES[name]["build"]["dockerfile"]).read_text())
+
+
+def docker(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+    if shutil.which("docker") is None:
+        pytest.fail("docker is not installed: container tests need Docker and the images (make images)")
+    return subprocess.run(["docker", *args], capture_output=True, text=True, timeout=timeout)
+
+
+def image_of(name: str) -> str:
+    image = SERVICES[name]["image"]
+    if docker("image", "inspect", image).returncode != 0:
+        pytest.fail(f"{image} is not built (make images)")
+    return image
+
+
+@pytest.mark.parametrize("name", SERVING)
+def test_serving_image_holds_no_torch(name):
+    out = docker("run", "--rm", "--entrypoint", "python", image_of(name), "-c",
+                 "import importlib.util, sys; sys.exit(importlib.util.find_spec('torch') is not None)")
+    assert out.returncode == 0, f"{name}: torch is importable in {SERVICES[name]['image']}"
+
+
+@pytest.mark.parametrize("name", SERVING)
+def test_image_is_under_1_5_gb(name):
+    size = int(docker("image", "inspect", "-f", "{{.Size}}", image_of(name)).stdout.strip())
+    assert size < MAX_IMAGE_BYTES, f"{name}: {size / 1e9:.2f} GB"
+
+
+def converted_models(service: str) -> list[str]:
+    """The converted models a service's Dockerfile copies from the converter image."""
+    text = (REPO / SERVICES[service]["build"]["dockerfile"]).read_text()
+    return re.findall(r"COPY --from=converted /opt/voxarena/models/([\w.-]+)", text)
+
+
+@pytest.mark.parametrize("name", CONVERTED)
+def test_converted_models_in_the_image_are_the_committed_sources(name):
+    from convert import CONVERTERS
+
+    models = converted_models(name)
+    assert models, f"{name}: its Dockerfile takes CONVERTER_IMAGE but copies no model"
+    script = ("import json, sys; from voxarena.converted import load_converted; "
+              "print(json.dumps({m: load_converted(m).provenance for m in sys.argv[1:]}))")
+    out = docker("run", "--rm", "--entrypoint", "python", image_of(name), "-c", script, *models)
+    assert out.returncode == 0, out.stderr[-2000:]    # load_converted checks every file against provenance
+    for model, provenance in json.loads(out.stdout).items():
+        committed = importlib.import_module(CONVERTERS[model]).SOURCE.sha256
+        assert provenance["source"]["sha256"] == committed, model
+        assert provenance["check"], f"{model}: no conversion check recorded"
