@@ -135,3 +135,46 @@ def test_refit_accepts_regenerated_spoof_bytes_but_not_another_split():
     for i, change in ((bona, {"sha256": "f" * 64}), (spoof, {"split": "dev" if rows[spoof].split == "train" else "train"})):
         with pytest.raises(SystemExit, match="differ in label, speaker, split or bona fide bytes"):
             _same_clips([replace(r, **change) if k == i else r for k, r in enumerate(rows)], weights)
+
+
+@pytest.mark.slow
+def test_lfcc_gmm_trained_end_to_end_with_a_loao_calibration(speech_dir, tmp_path):
+    """A tiny real run: 6 speakers of real speech, two synthetic 'generators'; the served detector's LLRs
+    are a * raw + b with the calibration fitted on the two folds' pooled dev scores."""
+    import json
+
+    import soundfile as sf
+
+    from services.detectors.training.__main__ import TRAINERS, _load_class, train_detector
+    from voxarena.codec import read_audio_file
+    from voxarena.hashing import sha256_file
+
+    flacs = sorted((speech_dir / "LibriSpeech" / "test-clean").glob("*/*/*.flac"))
+    by_speaker = {}
+    for p in flacs:
+        by_speaker.setdefault(p.stem.split("-")[0], p)
+    items, gens = [], []
+    (tmp_path / "audio").mkdir()
+    for k, (spk, p) in enumerate(sorted(by_speaker.items())[:6]):
+        items.append({"id": p.stem, "speaker": spk, "audio_path": str(p), "audio_sha256": sha256_file(p)})
+        x = read_audio_file(str(p)).samples[:32000]
+        for g, make in (("tone", lambda x, k=k: 0.1 * np.sin(2 * np.pi * (150 + 20 * k) * np.arange(x.size) / 16000)),
+                        ("clipped", lambda x: np.clip(3 * x, -0.1, 0.1))):
+            path = tmp_path / "audio" / f"{g}-{spk}.wav"
+            sf.write(path, make(x).astype(np.float32), 16000, subtype="PCM_16")
+            gens.append({"id": f"{g}|T|{p.stem}", "item": p.stem, "generator": g, "status": "ok",
+                         "audio": f"audio/{path.name}", "audio_sha256": sha256_file(path)})
+    (tmp_path / "manifest.jsonl").write_text("".join(json.dumps(i) + "\n" for i in items))
+    (tmp_path / "generations.jsonl").write_text("".join(json.dumps(g) + "\n" for g in gens))
+    out = tmp_path / "weights"
+    meta = train_detector("lfcc-gmm", tmp_path, out, seed=5, dev_fraction=0.34)
+    cal = meta["calibration"]
+    assert [f["held_out"] for f in cal["loao_folds"]] == ["clipped", "tone"]
+    assert cal["n_bonafide"] == 2 * 2 and cal["n_spoof"] == 2 * 4 and cal["a"] > 0
+    assert meta["dev_cllr"] == cal["dev_cllr_pooled"] and np.isfinite(meta["dev_cllr"])
+    model = _load_class(TRAINERS["lfcc-gmm"][1])(out)
+    model.load()
+    clip = read_audio_file(items[0]["audio_path"])
+    raw = model.score_batch([clip])[0]
+    assert model.llr_scores([clip])[0] == pytest.approx(cal["a"] * raw + cal["b"])
+    assert json.loads((out / "metadata.json").read_text())["calibration"]["method"].endswith("Platt target smoothing")
