@@ -13,6 +13,9 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from voxarena.default_metrics import DEFAULT_METRICS
+from voxarena.tasks import TASKS, task_inputs
+
 
 class ConfigError(ValueError):
     pass
@@ -53,7 +56,8 @@ class DatasetConfig(_Strict):
         return self
 
 
-I2D_TASKS = ("CLONE", "CONVERT")
+# I2D iterates on the reference voice: the tasks that take one (CLONE, CONVERT).
+I2D_TASKS = tuple(t for t in TASKS if task_inputs(t).reference)
 
 
 class I2DConfig(_Strict):
@@ -117,11 +121,8 @@ class ServiceConfig(_Strict):
         return {str(k): str(val) for k, val in (v or {}).items()}
 
 
-DEFAULT_METRICS = ["wer", "cer", "sim", "rtf", "dnsmos", "pesq", "stoi", "psnr", "ssim", "ls_mse", "mcd"]
-
-
 class ScorerConfig(ServiceConfig):
-    metrics: list[str] = DEFAULT_METRICS
+    metrics: list[str] = list(DEFAULT_METRICS)
     batch_size: int = Field(8, ge=1)
     bootstrap_resamples: int = Field(1000, ge=0, description="speaker-cluster bootstrap resamples for CIs; 0 = none")
     confidence: float = Field(0.95, gt=0, lt=1)

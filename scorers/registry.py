@@ -131,8 +131,6 @@ REGISTRY: dict[str, str] = {
     "mcd": "scorers.reference:MelCepstralDistortion",
     "cloneval": "scorers.cloneval:ClonEvalFeatures",
 }
-# What a run computes when its config does not say.
-DEFAULT_METRICS = ("wer", "cer", "sim", "rtf", "dnsmos", "pesq", "stoi", "psnr", "ssim", "ls_mse", "mcd")
 
 _instances: dict[str, Metric] = {}
 _instances_lock = threading.Lock()

@@ -25,6 +25,7 @@ from grpc_reflection.v1alpha import reflection
 
 from voxarena import PORT_ANNOUNCEMENT
 from voxarena.codec import AudioFormatError, decode_audio, encode_audio
+from voxarena.tasks import task_inputs
 from voxarena.transport import (DEFAULT_TOKEN_ENV, ENV_CERT, ENV_CLIENT_CA, ENV_KEY, ServerSecurity,
                                 TransportConfigError)
 from voxarena.v1 import common_pb2, detector_pb2, detector_pb2_grpc, generator_pb2, generator_pb2_grpc
@@ -122,7 +123,8 @@ class GeneratorServicer(_ModelServicer, generator_pb2_grpc.GeneratorServiceServi
         task = generator_pb2.Task.Name(req.task) if req.task in generator_pb2.Task.values() else str(req.task)
         if task not in m.tasks:
             raise Unimplemented(f"task {task} is not supported by {m.name}; supported: {', '.join(m.tasks)}")
-        if task in ("TTS", "CLONE"):
+        needs = task_inputs(task)
+        if needs.text:
             if not req.text.strip():
                 raise InvalidArgument(f"{task} needs text, got empty text")
             if len(req.text) > m.max_text_chars:
@@ -135,11 +137,11 @@ class GeneratorServicer(_ModelServicer, generator_pb2_grpc.GeneratorServiceServi
             voice=req.voice or (voice_names[0] if voice_names else ""), reference_text=req.reference_text,
             parameters=m.resolve_options(dict(req.parameters)),
         )
-        if task in ("CLONE", "CONVERT"):
+        if needs.reference:
             if not req.HasField("reference_audio"):
                 raise InvalidArgument(f"{task} needs reference_audio")
             out.reference_audio = self._bounded(_decode(req.reference_audio, "reference_audio"), "reference_audio")
-        if task in ("RECONSTRUCT", "CONVERT"):
+        if needs.source:
             if not req.HasField("source_audio"):
                 raise InvalidArgument(f"{task} needs source_audio")
             out.source_audio = self._bounded(_decode(req.source_audio, "source_audio"), "source_audio")

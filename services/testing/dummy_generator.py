@@ -12,6 +12,7 @@ import numpy as np
 
 from services.sdk import GeneratorModel, InvalidArgument, Option, SynthesisRequest, SynthesisResult, Voice, serve
 from voxarena.codec import AudioClip, resample
+from voxarena.tasks import task_inputs
 
 
 class DummyGenerator(GeneratorModel):
@@ -39,7 +40,8 @@ class DummyGenerator(GeneratorModel):
             time.sleep(sleep)
         rng = np.random.default_rng(request.seed)
         sr = self.native_sample_rate
-        if request.task in ("TTS", "CLONE"):
+        needs = task_inputs(request.task)
+        if needs.text:
             n = max(int(len(request.text) * self.float_option(request.parameters, "seconds_per_char", 0.001, 1) * sr), sr // 2)
         else:
             n = len(request.source_audio.samples) * sr // request.source_audio.sample_rate
@@ -47,7 +49,7 @@ class DummyGenerator(GeneratorModel):
         f0 = 100 + 60 * np.interp(np.arange(n), np.linspace(0, n, 32), np.frombuffer(digest, np.uint8) / 255.0)
         phase = 2 * np.pi * np.cumsum(f0) / sr
         x = 0.3 * np.sin(phase) * (0.5 + 0.5 * np.sin(2 * np.pi * 3 * np.arange(n) / sr)) + 0.001 * rng.standard_normal(n)
-        if request.task in ("CLONE", "CONVERT"):
+        if needs.reference:
             ref = request.reference_audio
             limit = self.float_option(request.parameters, "max_reference_seconds", 0.1, 600)
             if ref.duration > limit:
