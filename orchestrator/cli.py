@@ -295,21 +295,27 @@ def conformance(
     tls_key: Optional[Path] = typer.Option(None, help="key of --tls-cert (PEM)"),
     tls_server_name: Optional[str] = typer.Option(None, help="name the server certificate carries, if not the host"),
     token_env: Optional[str] = typer.Option(None, help="environment variable holding the bearer token to send"),
+    probe_audio: Optional[Path] = typer.Option(None, help="mono recording (>= 5 s) to cut the probe clips from, "
+                                               "for services that refuse the synthetic ones"),
 ) -> None:
     """Check a running service against the contract; exit code 1 when any check fails."""
     from rich.table import Table
 
+    from voxarena.codec import AudioFormatError
     from voxarena.transport import ClientSecurity, TransportConfigError
 
-    from .conformance import run_conformance
+    from .conformance import probes_from_file, run_conformance
 
     try:
         security = ClientSecurity.from_settings(
             str(tls_ca) if tls_ca else None, str(tls_cert) if tls_cert else None, str(tls_key) if tls_key else None,
             token_env, tls_server_name)
-    except TransportConfigError as e:
+        probes = probes_from_file(str(probe_audio)) if probe_audio else None
+    except (TransportConfigError, AudioFormatError) as e:
         _fail(e)
-    checks = run_conformance(address, timeout, security)
+    except RuntimeError as e:   # soundfile's LibsndfileError: unreadable or missing file
+        _fail(ValueError(f"--probe-audio {probe_audio}: {e}"))
+    checks = run_conformance(address, timeout, security, probes)
     table = Table(title=f"conformance of {address}")
     for col in ("check", "result", "detail"):
         table.add_column(col)

@@ -21,7 +21,7 @@ import grpc
 import numpy as np
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from voxarena.codec import AudioClip, AudioFormatError, decode_audio, encode_audio
+from voxarena.codec import AudioClip, AudioFormatError, decode_audio, encode_audio, read_audio_file
 from voxarena.transport import PLAINTEXT, ClientSecurity
 from voxarena.v1 import common_pb2, detector_pb2_grpc, generator_pb2_grpc, scorer_pb2, scorer_pb2_grpc
 
@@ -54,6 +54,15 @@ def speech_like(seconds: float, f0: float, rate: int = 16000, seed: int = 0) -> 
 def default_probes() -> tuple[AudioClip, AudioClip]:
     """Two different clips (3 s at 150 Hz, 2 s at 210 Hz), so a response can be told apart from another's."""
     return speech_like(3.0, 150.0, seed=0), speech_like(2.0, 210.0, seed=1)
+
+
+def probes_from_file(path: str) -> tuple[AudioClip, AudioClip]:
+    """Probes cut from a mono recording, for services that refuse synthetic audio: its first 3 s and the 2 s after."""
+    clip = read_audio_file(path)
+    rate = clip.sample_rate
+    if clip.duration < 5.0:
+        raise AudioFormatError(f"{path}: {clip.duration:.2f} s; the probes need at least 5 s of audio")
+    return AudioClip(clip.samples[:3 * rate], rate), AudioClip(clip.samples[3 * rate:5 * rate], rate)
 
 
 def code_of(e: grpc.RpcError) -> grpc.StatusCode:

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import soundfile as sf
 
 from orchestrator.conformance import STILL_SERVING, run_conformance
 from orchestrator.local_services import LocalService
@@ -193,7 +194,7 @@ def test_the_messages_say_what_was_sent_and_what_came_back(in_process):
     checks = {c.name: c for c in run_conformance(in_process(FaultyGenerator("wrong_native_rate")), timeout=30)}
     rate = checks["sample rate as declared (TTS voice=buzz)"]
     assert rate.detail == (
-        "sent TTS voice='buzz' text='The quick brown fox jumps over the la...' (44 chars) seed=424342 "
+        "sent TTS voice='buzz' text='Good morning to you.' (20 chars) seed=424342 "
         "request_id='conformance-voice-0'; got 16000 Hz, declared 22050 Hz (ModelInfo.native_sample_rate); "
         "expected 22050 Hz")
 
@@ -237,3 +238,24 @@ def test_the_scorer_conforms(service):
     checks = {c.name: c for c in run_conformance(service("scorer"), timeout=120)}
     assert not [c for c in checks.values() if c.status == "FAIL"], checks
     assert checks["EER of known trials"].status == "PASS" and checks["unknown metric rejected"].status == "PASS"
+
+
+def test_probes_cut_from_real_speech(in_process, speech_dir, tmp_path):
+    """--probe-audio: a vendor whose service refuses synthetic audio checks it with a recording."""
+    from typer.testing import CliRunner
+
+    from orchestrator.cli import app
+    from voxarena.codec import read_audio_file
+
+    recording = next(p for p in sorted((speech_dir / "LibriSpeech" / "test-clean").glob("*/*/*.flac"))
+                     if read_audio_file(str(p)).duration >= 5.0)
+    report = tmp_path / "report.json"
+    result = CliRunner().invoke(app, ["conformance", in_process(FaultyGenerator("none")), "--probe-audio",
+                                      str(recording), "--json", str(report)])
+    assert result.exit_code == 0, result.output
+    sent = next(c["sent"] for c in json.loads(report.read_text())["checks"] if c["name"] == "answers (CONVERT)")
+    assert "reference_audio=2.00 s at 16000 Hz source_audio=3.00 s at 16000 Hz" in sent
+    short = tmp_path / "short.wav"
+    sf.write(short, read_audio_file(str(recording)).samples[:16000], 16000)
+    refused = CliRunner().invoke(app, ["conformance", "localhost:1", "--probe-audio", str(short)])
+    assert refused.exit_code == 2 and "the probes need at least 5 s" in refused.output
