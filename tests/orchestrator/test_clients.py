@@ -76,14 +76,19 @@ def test_other_codes_are_not_retried(scripted, error, code):
     assert model.calls == 1  # the server saw exactly one call
 
 
-def test_unavailable_is_retried_until_it_answers(scripted):
+def test_unavailable_is_retried_until_it_answers(scripted, monkeypatch):
+    import orchestrator.clients
+
     model, client = scripted
-    model.script = [NotReady("warming up"), NotReady("warming up")]
+    model.script = [NotReady("warming up"), NotReady("warming up"), NotReady("warming up")]
+    slept: list[float] = []
+    real_sleep = time.sleep
+    monkeypatch.setattr(orchestrator.clients.time, "sleep", lambda s: (slept.append(s), real_sleep(s)))
     resp, attempts = client.call("Synthesize", request())
-    assert attempts == 3 and model.calls == 3 and resp.request_id == "r"
-    # exponential backoff: 0.05 s, then 0.1 s between the calls
-    gaps = np.diff(model.times)
-    assert gaps[0] >= 0.05 and gaps[1] >= 0.1
+    assert attempts == 4 and model.calls == 4 and resp.request_id == "r"
+    # exponential backoff from backoff_seconds (0.05), doubling: 0.05, 0.1, 0.2 s
+    assert slept == pytest.approx([0.05, 0.1, 0.2])
+    assert np.all(np.diff(model.times) >= np.array(slept))
 
 
 def test_unavailable_is_retried_at_most_retries_times(scripted):

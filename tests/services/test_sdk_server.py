@@ -16,7 +16,7 @@ from voxarena.v1 import common_pb2, detector_pb2, detector_pb2_grpc, generator_p
 class EchoGenerator(GeneratorModel):
     name = "echo"
     family = "VOCODER_DSP"
-    tasks = ("TTS", "RECONSTRUCT")
+    tasks = ("TTS", "RECONSTRUCT", "CLONE")
     native_sample_rate = 8000
     timing_scope = "synthesis: test"
     voices = (Voice("a"), Voice("b"))
@@ -30,6 +30,8 @@ class EchoGenerator(GeneratorModel):
             raise RuntimeError("kaboom")
         if request.text == "refuse":
             raise InvalidArgument("cannot say that")
+        if request.text == "no voice":   # a model that leaves the voice to the SDK
+            return SynthesisResult(AudioClip(np.zeros(800, np.int16), 8000))
         gain = self.float_option(request.parameters, "gain", 0, 1)
         if request.task == "RECONSTRUCT":
             return SynthesisResult(request.source_audio, voice=request.voice)
@@ -215,6 +217,11 @@ def detector():
 def test_batch_timing_is_shared_out_per_good_clip(detector):
     model, stub = detector
     clips = [encode_audio(AudioClip(np.full(1600, v, np.float32), 16000)) for v in (0.1, 0.2)]
+    one = stub.ScoreBatch(detector_pb2.ScoreBatchRequest(items=[
+        detector_pb2.ScoreRequest(request_id="only", audio=clips[0]),
+        detector_pb2.ScoreRequest(request_id="x", audio=common_pb2.Audio())]))
+    assert one.items[0].result.timing.wall_seconds == pytest.approx(one.timing.wall_seconds)   # one clip scored
+    assert one.items[0].result.timing.cpu_seconds == pytest.approx(one.timing.cpu_seconds)
     bad = common_pb2.Audio()
     resp = stub.ScoreBatch(detector_pb2.ScoreBatchRequest(items=[
         detector_pb2.ScoreRequest(request_id=f"k{i}", audio=a) for i, a in enumerate(clips)]
@@ -296,3 +303,15 @@ def test_a_batch_of_only_bad_clips_answers_each_item(detector):
         detector_pb2.ScoreRequest(request_id="n1", audio=nan), detector_pb2.ScoreRequest(request_id="n2", audio=nan)]))
     assert [i.error.message.split(":")[0] for i in resp.items] == ["n1", "n2"]
     assert all(i.error.code == grpc.StatusCode.INVALID_ARGUMENT.value[0] for i in resp.items)
+
+
+def test_default_voice_and_reference_audio(generator):
+    model, running, stub, _ = generator
+    ready(model, running)
+    assert stub.Synthesize(tts()).voice == "a"                   # no voice asked: the first one
+    assert stub.Synthesize(tts(text="no voice", voice="b")).voice == "b"   # the model named none: the request's
+    assert stub.Synthesize(tts(text="no voice")).voice == "a"
+    got, details = code_of(stub.Synthesize, tts(task=generator_pb2.CLONE))
+    assert got == grpc.StatusCode.INVALID_ARGUMENT and details == "r-1: CLONE needs reference_audio"
+    ref = encode_audio(AudioClip(np.zeros(800, np.int16), 8000))
+    assert stub.Synthesize(tts(task=generator_pb2.CLONE, reference_audio=ref)).request_id == "r-1"
