@@ -215,14 +215,16 @@ def run_target(target: Target, workdir: Path, resume: bool = False, retest: bool
     t0 = time.perf_counter()
     with open(workdir / f"{target.name}.log", "a" if resume else "w") as log:
         env = _env()
-        server = subprocess.Popen(["nice", "-n", "10", sys.executable, str(FORKSERVER), "serve", str(sock)], cwd=workdir,
+        server = subprocess.Popen(["nice", "-n", "10", sys.executable, str(FORKSERVER), "serve", str(sock)],
+                                  cwd=workdir,
                                   stdout=subprocess.PIPE, stderr=log, env=env, text=True)
         try:
             if server.stdout.readline().strip() != "ready":
                 result.error = "the fork server did not start"
                 return result
             # The baseline runs plainly, so that a failure shows in the log.
-            base = _run([sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *target.tests], scratch, log)
+            base = _run([sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *target.tests],
+                        scratch, log)
             result.baseline_seconds = time.perf_counter() - t0
             if base.returncode != 0:
                 result.error = f"the selection fails unmutated (see {workdir / target.name}.log)"
@@ -254,7 +256,8 @@ def _elapsed(scratch: Path) -> float:
 
 
 def report(results: list[Result], wall: float) -> str:
-    lines = ["| target | mutants | killed | survived | (incompetent) | score | minutes |", "|---|---|---|---|---|---|---|"]
+    lines = ["| target | mutants | killed | survived | (incompetent) | score | minutes |",
+             "|---|---|---|---|---|---|---|"]
     for r in results:
         flag = "" if r.error or r.score >= TARGET_SCORE else " (below target)"
         score = r.error or f"{100 * r.score:.1f}%{flag}"

@@ -3,7 +3,8 @@ run's seed, checked through ``Arena.run`` on data built so the expected interval
 
 The corpus (a synthetic ``kind: table`` manifest) carries its own spoofs (``key: spoof``), so no
 generated clip enters the trial set ``manifest:A01`` (corpus: the table file's name) and its
-scores do not depend on the run seed: only the bootstrap can. The test double ``dummy-detector`` scores about log(noise_fraction / 2).
+scores do not depend on the run seed: only the bootstrap can. The test double ``dummy-detector``
+scores about log(noise_fraction / 2).
 
 Speakers: ``good`` (10 bona fide clips scoring above every spoof), ``bad`` (10 bona fide clips below
 every spoof), and four spoof speakers (2 clips each, in between). Pooled, half the bona fide

@@ -73,7 +73,8 @@ def test_bounds_are_inclusive(change):
 
 @pytest.mark.parametrize("change, fragment", [
     (lambda r: r.audio.CopyFrom(encode_audio(AudioClip(np.zeros(3199, np.int16), 16000))), "duration 0.200 s outside"),
-    (lambda r: r.audio.CopyFrom(encode_audio(AudioClip(np.zeros(160001, np.int16), 16000))), "duration 10.000 s outside"),
+    (lambda r: r.audio.CopyFrom(encode_audio(AudioClip(np.zeros(160001, np.int16), 16000))),
+     "duration 10.000 s outside"),
     (lambda r: r.audio.CopyFrom(encode_audio(AudioClip(np.array([1.001, 0.0] * 4000, np.float32), 16000))),
      "max |x| = 1.001"),
     (lambda r: setattr(r.timing, "wall_seconds", -0.1), "missing or invalid timing"),

@@ -245,7 +245,8 @@ def test_calibrated_detector_serves_llrs(detector):
     clip = encode_audio(AudioClip(np.full(100, 0.25, np.float32), 16000))
     single = stub.Score(detector_pb2.ScoreRequest(request_id="s", audio=clip))
     assert single.score == pytest.approx(2 * 0.25 - 1) and single.is_llr
-    batch = stub.ScoreBatch(detector_pb2.ScoreBatchRequest(items=[detector_pb2.ScoreRequest(request_id="b", audio=clip)]))
+    batch = stub.ScoreBatch(detector_pb2.ScoreBatchRequest(
+        items=[detector_pb2.ScoreRequest(request_id="b", audio=clip)]))
     assert batch.items[0].result.score == pytest.approx(-0.5) and batch.items[0].result.is_llr
     assert stub.GetInfo(common_pb2.GetInfoRequest()).calibrated
 
