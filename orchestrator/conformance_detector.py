@@ -74,6 +74,10 @@ class DetectorChecks:
             self.score_equals_batch(singles)
             self.each_option(singles[0])
             self.concurrent(singles)
+        else:
+            for name in ["deterministic as declared", "Score == ScoreBatch", "concurrent requests answered"] + [
+                    f"option default accepted ({o.name})" for o in info.options]:
+                s.skip(name, "needs a score of each clip alone, and Score failed (see 'answers')")
         self.max_batch_size()
         self.bad_inputs()
         s.still_serving()

@@ -142,6 +142,9 @@ class GeneratorChecks:
         self.each_voice()
         if answered:
             self.repeated(next(iter(answered)))
+        else:
+            for name in ["concurrent requests answered"] + [f"option default accepted ({o.name})" for o in info.options]:
+                s.skip(name, "needs an answered task, and none answered (see 'answers')")
         self.bad_inputs()
         s.still_serving()
 

@@ -45,7 +45,7 @@ class FaultyDetector(DummyDetector):
             raise InvalidArgument(f"batch of {len(clips)} clips; at most 4")
         if fault == "shared_state":   # the bug: per-call state kept on the shared model
             self._current = clips
-            time.sleep(0.05)
+            time.sleep(0.2)   # long enough for concurrent calls to overlap on a busy machine
             clips = self._current
         scores = super().score_batch(clips)
         if fault == "batch_normalised" and len(scores) > 1:

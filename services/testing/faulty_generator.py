@@ -55,7 +55,7 @@ class FaultyGenerator(DummyGenerator):
             raise RuntimeError("speaker encoder failed: tensor of shape (0, 256)")
         if fault == "shared_state":   # the bug: per-request state kept on the shared model
             self._current = request
-            time.sleep(0.05)
+            time.sleep(0.2)   # long enough for concurrent calls to overlap on a busy machine
             request = self._current
         result = super().synthesize(request)
         x, rate = result.audio.as_float32(), result.audio.sample_rate
