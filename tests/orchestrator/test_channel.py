@@ -124,3 +124,43 @@ def test_silent_clip_with_noise_is_a_named_error():
 
     with pytest.raises(ChannelError, match="silent"):
         apply_condition(AudioClip(np.zeros(1600, dtype=np.int16), 16000), steps({"noise_snr_db": 10}), seed=0)
+
+
+def _tone(rate: int, seconds: float = 0.5, level: float = 0.3) -> AudioClip:
+    t = np.arange(int(rate * seconds)) / rate
+    return AudioClip((level * np.sin(2 * np.pi * 440 * t)).astype(np.float32), rate)
+
+
+# MPEG audio sample rates (MPEG-1 32/44.1/48 kHz, MPEG-2 16/22.05/24, MPEG-2.5 8/11.025/12) and Opus's
+# (RFC 6716: 8, 12, 16, 24, 48 kHz): a clip already at one of them is encoded at its own rate.
+@pytest.mark.parametrize("codec,rate", [("mp3", r) for r in (8000, 11025, 12000, 16000, 22050, 24000, 32000, 44100,
+                                                              48000)] + [("opus", r) for r in (8000, 12000, 16000,
+                                                                                                24000, 48000)])
+def test_a_codec_keeps_a_rate_it_supports(codec, rate):
+    out, done = apply_condition(_tone(rate), steps({"codec": codec}), seed=0)
+    assert out.sample_rate == rate and done["steps"][0]["rate"] == rate
+
+
+@pytest.mark.parametrize("codec,rate,expected", [("opus", 22050, 24000), ("opus", 44100, 48000), ("opus", 11025, 12000),
+                                                 ("mp3", 6000, 8000), ("gsm", 16000, 8000)])
+def test_an_unsupported_rate_goes_to_the_next_higher_one(codec, rate, expected):
+    out, done = apply_condition(_tone(rate), steps({"codec": codec}), seed=0)
+    assert out.sample_rate == expected and done["steps"][0]["rate"] == expected
+
+
+def test_mp3_is_constant_bit_rate():
+    # A channel's bit rate is the channel's: a near-silent tone and full-band noise cost the same bits.
+    noise = AudioClip((0.3 * np.random.default_rng(0).standard_normal(16000)).astype(np.float32), 16000)
+    quiet = _tone(16000, seconds=1.0, level=0.001)
+    rates = [apply_condition(c, steps({"codec": "mp3", "compression": 0.5}), seed=0)[1]["steps"][0]["kbps"]
+             for c in (noise, quiet)]
+    assert rates[0] == pytest.approx(rates[1], rel=0.02)
+
+
+def test_full_scale_is_kept_and_only_beyond_it_is_counted_as_clipped():
+    x = np.array([-32767 / 32768, -0.5, 0.0, 0.5, 32767 / 32768], np.float32)
+    out, done = apply_condition(AudioClip(x, 16000), [], seed=0)
+    assert out.samples.tolist() == [-32767, -16384, 0, 16384, 32767] and done["clipped_samples"] == 0
+    loud, done = apply_condition(AudioClip(x, 16000), steps({"gain_db": 6.0206}), seed=0)   # x 2
+    assert loud.samples.tolist() == [-32768, -32768, 0, 32767, 32767] and done["clipped_samples"] == 4
+    assert apply_condition(AudioClip(np.array([-1.0], np.float32), 16000), [], seed=0)[0].samples[0] == -32768

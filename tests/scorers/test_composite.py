@@ -61,3 +61,11 @@ def test_detector_scores_by_hand():
         detector_scores(pairs, {"a": 1.0, "b": 1.0, "c": 1.0}, challenge={"zz": 1.0})
     with pytest.raises(CompositeError, match="no detector x generator pairs"):
         detector_scores([], {})
+
+
+def test_the_parameter_term_is_log_scaled_and_rule_based_systems_get_the_best():
+    # params_m 0.5, 5, 50: logs evenly spaced -> t = 0, .5, 1 -> 1, .55, .1 (lower is better); none: 1.
+    table = {"none": {"params_m": 0.0}, "half": {"params_m": 0.5}, "five": {"params_m": 5.0},
+             "fifty": {"params_m": 50.0}}
+    assert generator_scores(table, {"params_m": 1.0}) == pytest.approx({"none": 1.0, "half": 1.0, "five": 0.55,
+                                                                        "fifty": 0.1})

@@ -147,3 +147,15 @@ def test_the_cost_model_cannot_be_changed_in_place():
 
     with pytest.raises(dataclasses.FrozenInstanceError):
         D.ASVSPOOF5_COSTS.c_fa = 1.0
+
+
+def test_scores_at_the_bayes_threshold_are_accepted():
+    # As compute_actDCF: a bona fide trial is missed below -log(beta), a spoof accepted at or above it.
+    t = -math.log(0.95 / 0.5)
+    assert D.act_dcf(np.array([t]), np.array([t])) == pytest.approx(1.0)           # spoof accepted: .5 / .5
+    assert D.act_dcf(np.array([t - 1e-9]), np.array([t - 1.0])) == pytest.approx(1.9)   # bona fide missed: .95 / .5
+
+
+def test_rejects_an_empty_spoof_side():
+    with pytest.raises(ValueError, match="got 1 bona fide and 0 spoof"):
+        D.detection_metrics([1.0], [])
