@@ -38,6 +38,9 @@ def mutate(fn):
     (lambda r: setattr(r.audio, "channels", 2), "expected mono"),
     (lambda r: setattr(r.audio, "sample_rate", 0), "sample_rate must be positive"),
     (lambda r: setattr(r.audio, "sample_rate", 22050), "sample_rate 22050 != declared 16000"),
+    (lambda r: setattr(r.audio, "sample_rate", 8000), "sample_rate 8000 != declared 16000"),
+    (lambda r: setattr(r, "request_id", "a"), "request_id echo 'a' != sent 'g|TTS|1'"),
+    (lambda r: setattr(r, "seed", 4), "seed echo 4 != sent 5"),
     (lambda r: r.audio.CopyFrom(encode_audio(AudioClip(np.array([0, np.nan] * 4000, np.float32), 16000))), "NaN"),
     (lambda r: r.audio.CopyFrom(encode_audio(AudioClip(np.full(8000, 3.0, np.float32), 16000))), "exceed full scale"),
     (lambda r: r.audio.CopyFrom(encode_audio(AudioClip(np.zeros(100, np.int16), 16000))), "outside [0.2, 10]"),
@@ -55,8 +58,9 @@ def test_each_bad_response_is_rejected(change, fragment):
 
 def test_score_validation():
     assert validate_score("c", "d|c", detector_pb2.ScoreResponse(request_id="d|c", score=1.5)) == 1.5
-    with pytest.raises(ResponseInvalid, match="request_id echo"):
-        validate_score("c", "d|c", detector_pb2.ScoreResponse(request_id="x", score=1.5))
+    for other in ("x", "a"):       # after and before the sent id
+        with pytest.raises(ResponseInvalid, match="request_id echo"):
+            validate_score("c", "d|c", detector_pb2.ScoreResponse(request_id=other, score=1.5))
     with pytest.raises(ResponseInvalid, match="not finite"):
         validate_score("c", "d|c", detector_pb2.ScoreResponse(request_id="d|c", score=float("nan")))
 
