@@ -18,7 +18,7 @@ import soundfile as sf
 
 from convert.distillmos import TOLERANCE
 from scorers import mos_distill
-from scorers.registry import REGISTRY, ClipInputs, get_metric
+from scorers.registry import REGISTRY, ClipInputs, MetricInputError, get_metric
 from voxarena.codec import AudioClip, encode_audio, read_audio_file, resample
 from voxarena.converted import load_converted
 from voxarena.hashing import sha256_file
@@ -74,6 +74,12 @@ def test_sinc_resample_keeps_a_sinusoid_and_the_length():
     assert y.shape == (16000,)
     expected = np.sin(2 * np.pi * 1000 * np.arange(16000) / 16000)
     assert np.max(np.abs(y - expected)[200:-200]) < 2e-3
+
+
+def test_a_rate_with_a_huge_resampling_kernel_is_refused():
+    # 16001 Hz -> 16000 Hz: gcd 1, torchaudio's kernel would be 16000 x 16015 floats (about 1 GB)
+    with pytest.raises(MetricInputError, match="16001:16000"):
+        mos_distill.sinc_resample(np.zeros(1000, np.float32), 16001)
 
 
 def test_fingerprint_says_when_the_converted_model_is_absent(tmp_path, monkeypatch):
