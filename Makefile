@@ -53,9 +53,10 @@ MODELS_DIR ?= build/models
 convert-venv: $(CONVERT_VENV)/.installed
 
 $(CONVERT_VENV)/.installed: convert/requirements.txt convert/sources.txt
-	@dpkg -s python3-torch >/dev/null 2>&1 || { if [ "$$(id -u)" = 0 ]; then apt-get update -qq && \
-	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-torch python3-venv >/dev/null; \
-	  else echo "please install: sudo apt-get install python3-torch python3-venv"; exit 1; fi; }
+	@# python3-torchaudio: only the slow DistillMOS test's run of the package's own CLI path needs it.
+	@dpkg -s python3-torch python3-torchaudio >/dev/null 2>&1 || { if [ "$$(id -u)" = 0 ]; then apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-torch python3-torchaudio python3-venv >/dev/null; \
+	  else echo "please install: sudo apt-get install python3-torch python3-torchaudio python3-venv"; exit 1; fi; }
 	/usr/bin/python3 -m venv --system-site-packages $(CONVERT_VENV)
 	/usr/bin/python3 -c 'import numpy; print(f"numpy=={numpy.__version__}")' > $(CONVERT_VENV)/constraints.txt
 	$(CONVERT_VENV)/bin/pip install -q -c $(CONVERT_VENV)/constraints.txt -r convert/requirements.txt
