@@ -187,7 +187,7 @@ def _retest_survivors(scratch: Path, session: Path) -> None:
     archive = subprocess.run(["git", "archive", "HEAD", "tests"], cwd=REPO, capture_output=True, check=True).stdout
     subprocess.run(["tar", "-x", "-C", str(scratch)], input=archive, check=True)
     with sqlite3.connect(session) as db:
-        db.execute("DELETE FROM work_results WHERE test_outcome = 'survived'")
+        db.execute("DELETE FROM work_results WHERE test_outcome = 'SURVIVED'")   # stored by enum name
 
 
 def run_target(target: Target, workdir: Path, resume: bool = False, retest: bool = False) -> Result:
