@@ -164,3 +164,19 @@ def test_full_scale_is_kept_and_only_beyond_it_is_counted_as_clipped():
     loud, done = apply_condition(AudioClip(x, 16000), steps({"gain_db": 6.0206}), seed=0)   # x 2
     assert loud.samples.tolist() == [-32768, -32768, 0, 32767, 32767] and done["clipped_samples"] == 4
     assert apply_condition(AudioClip(np.array([-1.0], np.float32), 16000), [], seed=0)[0].samples[0] == -32768
+
+
+def test_white_noise_is_flat_and_pink_noise_has_no_dc():
+    from orchestrator.channel import _noise
+
+    n = 1 << 16
+    white = np.abs(np.fft.rfft(_noise(n, "white", np.random.default_rng(3)))) ** 2
+    half = white.size // 2
+    assert white[1:half].mean() == pytest.approx(white[half:].mean(), rel=0.05)   # equal power per band
+    pink = _noise(n, "pink", np.random.default_rng(3))
+    assert abs(pink.mean()) < 1e-12                         # DC removed
+    spec = np.abs(np.fft.rfft(pink)) ** 2
+    # 1/f power: the octave [f, 2f) holds the same power as [2f, 4f)
+    f = np.arange(spec.size)
+    assert spec[(f >= 512) & (f < 1024)].sum() == pytest.approx(spec[(f >= 1024) & (f < 2048)].sum(), rel=0.1)
+    assert spec[-1] > 0 and spec[1] > 0                     # only DC is dropped
