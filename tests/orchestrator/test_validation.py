@@ -47,6 +47,7 @@ def mutate(fn):
     (lambda r: r.audio.CopyFrom(encode_audio(AudioClip(np.zeros(16000 * 11, np.int16), 16000))), "outside [0.2, 10]"),
     (lambda r: r.ClearField("timing"), "timing"),
     (lambda r: setattr(r.timing, "scope", "other"), "timing scope"),
+    (lambda r: setattr(r.timing, "scope", "a"), "timing scope 'a' != declared 's'"),
     (lambda r: setattr(r.timing, "wall_seconds", float("inf")), "timing"),
 ])
 def test_each_bad_response_is_rejected(change, fragment):
@@ -70,6 +71,9 @@ def test_score_validation():
     lambda r: r.audio.CopyFrom(encode_audio(AudioClip(np.zeros(160000, np.int16), 16000))),     # exactly 10 s
     lambda r: r.audio.CopyFrom(encode_audio(AudioClip(np.array([1.0, -1.0] * 4000, np.float32), 16000))),  # full scale
     lambda r: setattr(r.timing, "wall_seconds", 0.0),
+    # float32 one ulp above 1.0: within the tolerance that full scale is given
+    lambda r: r.audio.CopyFrom(encode_audio(AudioClip(np.array([np.nextafter(np.float32(1), np.float32(2)), 0] * 4000,
+                                                               np.float32), 16000))),
 ])
 def test_bounds_are_inclusive(change):
     assert check(mutate(change)).sample_rate == 16000
