@@ -180,3 +180,10 @@ def test_white_noise_is_flat_and_pink_noise_has_no_dc():
     f = np.arange(spec.size)
     assert spec[(f >= 512) & (f < 1024)].sum() == pytest.approx(spec[(f >= 1024) & (f < 2048)].sum(), rel=0.1)
     assert spec[-1] > 0 and spec[1] > 0                     # only DC is dropped
+
+
+@pytest.mark.parametrize("codec", ["opus", "vorbis"])
+def test_opus_and_vorbis_take_a_compression_level(codec):
+    # (libsndfile refuses a constant bit-rate mode together with a compression level for these two)
+    out, done = apply_condition(_tone(16000), steps({"codec": codec, "compression": 0.5}), seed=0)
+    assert out.sample_rate == 16000 and done["steps"][0]["compression"] == 0.5 and done["steps"][0]["kbps"] > 0
