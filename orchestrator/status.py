@@ -1,10 +1,9 @@
 """``orchestrator status RUN_DIR``: coverage of a run, per stage and per service.
 
-The plan is rebuilt from the run's own records (the frozen manifest, the resolved config and the
-tasks each generator declared in ``run.json``), so a run that stopped half-way shows what is still
-pending: generation (generator x task x item, x I2D iteration for CLONE/CONVERT), detection (detector
-x channel condition x every bona fide item and every generated clip) and measurement (every generated clip, when metrics are configured). A failure is a
-row with its reason; identical reasons are counted together.
+The expected work is the run's ``Plan``, rebuilt from its own records (the frozen manifest, the
+resolved config and the tasks each generator declared in ``run.json``): the same plan the pipeline
+ran, so a run that stopped half-way shows what is still pending. A failure is a row with its reason
+and its kind (``failures``); identical reasons are counted together.
 """
 from __future__ import annotations
 
@@ -14,9 +13,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .config import ProtocolConfig
+from .failures import failure_kind
 from .manifest import ManifestSet
-from .run_store import CLEAN, read_jsonl, detection_id, detector_label, generation_id, iteration_of
+from .plan import Plan
+from .run_store import detector_label, read_jsonl
 
 
 class NotARunDirectory(ValueError):
@@ -31,6 +31,7 @@ class Coverage:
     done: int = 0
     failed: int = 0
     reasons: Counter = field(default_factory=Counter)
+    kinds: Counter = field(default_factory=Counter)
 
     @property
     def pending(self) -> int:
@@ -38,7 +39,8 @@ class Coverage:
 
     def as_dict(self) -> dict:
         return {"stage": self.stage, "service": self.service, "expected": self.expected, "done": self.done,
-                "failed": self.failed, "pending": self.pending, "failure_reasons": dict(self.reasons.most_common())}
+                "failed": self.failed, "pending": self.pending, "failure_reasons": dict(self.reasons.most_common()),
+                "failure_kinds": dict(self.kinds.most_common())}
 
 
 def _reason(row: dict) -> str:
@@ -57,6 +59,7 @@ def _count(cov: Coverage, expected_ids: list[str], rows: dict[str, dict]) -> Cov
         else:
             cov.failed += 1
             cov.reasons[_reason(row)] += 1
+            cov.kinds[failure_kind(row)] += 1
     return cov
 
 
@@ -65,32 +68,21 @@ def run_status(run_dir: Path) -> dict:
     if not record_path.exists() or not (run_dir / "manifest.jsonl").exists():
         raise NotARunDirectory(f"{run_dir}: not a run directory (no run.json and manifest.jsonl)")
     record = json.loads(record_path.read_text())
-    cfg = record["config"]
-    manifest = ManifestSet.from_file(run_dir / "manifest.jsonl")
-    items = [it.id for it in manifest]                 # every corpus clip is scored, spoofs included
-    sources = [it.id for it in manifest.bonafide()]    # generators take bona fide inputs only
+    plan = Plan.of_record(record, ManifestSet.from_file(run_dir / "manifest.jsonl"))
     gens = read_jsonl(run_dir / "generations.jsonl")
     dets = read_jsonl(run_dir / "detections.jsonl")
     meas = read_jsonl(run_dir / "measurements.jsonl")
     coverage: list[Coverage] = []
-    protocol = ProtocolConfig.model_validate(cfg["protocol"])
-    for g in cfg["generators"]:
-        declared = set(record.get("services", {}).get(g, {}).get("info", {}).get("tasks", []))
-        ids = [generation_id(g, t, i, k) for t in cfg["protocol"]["tasks"] if t in declared for i in sources
-               for k in range(1, protocol.depth(t) + 1)]
+    for g in plan.generators:
+        ids = plan.generation_ids(g)
         coverage.append(_count(Coverage("generation", g, len(ids)), ids, gens))
-    generated = sorted(i for i, r in gens.items() if r["status"] == "ok")
-    one_shot = items + [i for i in generated if iteration_of(gens[i]) == 1]
-    iterated = [i for i in generated if iteration_of(gens[i]) > 1]
-    conditions = [CLEAN, *cfg.get("conditions", {})]
-    for d in cfg["detectors"]:
-        for condition in conditions:
-            # I2D iterations beyond the first are scored on the clean channel only.
-            clips = one_shot + iterated if condition == CLEAN else one_shot
-            ids = [detection_id(d, condition, c) for c in clips]
+    generated = {i: r for i, r in sorted(gens.items()) if r["status"] == "ok"}
+    for d in plan.detectors:
+        for condition in plan.conditions:
+            ids = plan.detection_ids(d, condition, generated)
             coverage.append(_count(Coverage("detection", detector_label(d, condition), len(ids)), ids, dets))
-    if cfg["scorer"]["metrics"]:
-        ids = generated
+    if plan.measures:
+        ids = plan.measurement_ids(generated)
         coverage.append(_count(Coverage("measurement", "scorer", len(ids)), ids, meas))
     rows = [c.as_dict() for c in coverage]
     metrics_written = (run_dir / "metrics" / "detection_metrics.csv").exists() or \

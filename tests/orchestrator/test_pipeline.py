@@ -74,6 +74,9 @@ def test_misbehaving_generator_is_caught_item_by_item(tmp_path, synthetic_datase
             assert expected[mode] in g["reason"], (mode, g["reason"])
             if mode in ("internal", "invalid_argument"):  # only UNAVAILABLE is retried (retries: 2)
                 assert g["code"] == mode.upper() and g["attempts"] == 1, g
+            # the service failed on its side; it refused the request; or it broke the contract
+            kind = {"internal": "service_error", "invalid_argument": "input"}.get(mode, "invalid_response")
+            assert g["failure"] == kind, (mode, g)
             assert g["id"].split("|")[-1] in g["reason"]  # the reason names the item
     dets = [json.loads(line) for line in (out / "detections.jsonl").read_text().splitlines()]
     assert sum(d["kind"] == "spoof" for d in dets) == 2  # only the valid clips went on to the detector
@@ -85,7 +88,7 @@ def test_deadline_is_a_recorded_failure(tmp_path, synthetic_dataset, make_config
                                                "execution.deadline_seconds": 0.5})
     run_arena(cfg, tmp_path / "run")
     (g,) = [json.loads(line) for line in (tmp_path / "run" / "generations.jsonl").read_text().splitlines()]
-    assert g["status"] == "failed" and g["code"] == "DEADLINE_EXCEEDED"
+    assert g["status"] == "failed" and g["code"] == "DEADLINE_EXCEEDED" and g["failure"] == "transient"
 
 
 def test_service_that_cannot_start_is_named(tmp_path, synthetic_dataset, make_config, run_arena):
@@ -150,7 +153,7 @@ def test_killed_run_resumes_to_identical_metrics(tmp_path, synthetic_dataset, ma
 def test_a_changed_audio_file_is_refused_naming_the_item(tmp_path, synthetic_dataset):
     import shutil
 
-    from orchestrator.pipeline import Arena as _Arena
+    from orchestrator.stages import read_clip
     from voxarena.codec import AudioFormatError
 
     src = sorted((Path(synthetic_dataset["root"]).parent / "audio").glob("*.wav"))[0]
@@ -159,14 +162,14 @@ def test_a_changed_audio_file_is_refused_naming_the_item(tmp_path, synthetic_dat
     import hashlib
 
     sha = hashlib.sha256(copy.read_bytes()).hexdigest()
-    assert _Arena._read_clip(copy, sha, "item-1").samples.size > 0
+    assert read_clip(copy, sha, "item-1").samples.size > 0
     data = bytearray(copy.read_bytes())
     data[-10] ^= 0xFF
     copy.write_bytes(bytes(data))
     other = tmp_path / "moved.wav"
     copy.rename(other)
     with pytest.raises(AudioFormatError, match="item-1: .*no longer matches its recorded sha256"):
-        _Arena._read_clip(other, sha, "item-1")
+        read_clip(other, sha, "item-1")
 
 
 def test_compose_stack_reaches_services_by_name(tmp_path, synthetic_dataset, make_config, run_arena):

@@ -1,0 +1,299 @@
+"""The four stages of a run, each one call that does its work and appends its rows to the run store.
+
+- ``Generate``: one generation (a ``GenerationJob`` at an I2D iteration) -> a generations row.
+- ``Degrade``: a clip as a channel condition delivers it, computed once and stored (degradations).
+- ``Detect``: a batch of clips, one detector, one condition -> detections rows.
+- ``Measure``: a batch of generated clips -> the scorer's raw measurements rows.
+
+A response is validated before anything is stored, and every failure becomes a row with its reason
+(``failures.failed_row``); the run goes on. Audio is appended to the store before the row that
+points to it, so a run killed at any moment resumes to the same results.
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import io
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from google.protobuf import json_format
+
+from voxarena.codec import AudioClip, AudioFormatError, clip_to_wav_bytes, encode_audio, read_audio_file
+from voxarena.tasks import task_inputs
+from voxarena.v1 import detector_pb2, generator_pb2, scorer_pb2
+
+from .channel import ChannelError, apply_condition, condition_seed
+from .clients import CallFailed
+from .config import ChannelStep, ProtocolConfig
+from .failures import Failure, call_failed_row, failed_row, item_error_row, settled
+from .fleet import Service, ServiceFleet
+from .manifest import ManifestItem, corpus_attack, is_corpus_spoof
+from .plan import GenerationJob
+from .run_store import CLEAN, RunStore, detection_id, iteration_of
+from .validation import ResponseInvalid, validate_generation, validate_score
+
+
+@functools.lru_cache(maxsize=256)
+def _verified_clip(path: str, sha: str) -> AudioClip:
+    """One read per file: hashed and decoded from the same bytes. Bona fide clips are sent to every
+    detector and, as references, with every generator's clip to the scorer: they are read once."""
+    data = Path(path).read_bytes()
+    if hashlib.sha256(data).hexdigest() != sha:
+        raise AudioFormatError(f"{path} no longer matches its recorded sha256")
+    return read_audio_file(io.BytesIO(data), path)
+
+
+def read_clip(path: Path, sha: str, what: str) -> AudioClip:
+    """The audio at ``path``, refused (naming ``what``) unless its bytes still hash to ``sha``."""
+    try:
+        return _verified_clip(str(path), sha)
+    except AudioFormatError as e:
+        raise AudioFormatError(f"{what}: {e}") from None
+
+
+class MissingInput(ValueError):
+    """The item lacks an input its task needs (e.g. no text for TTS)."""
+
+
+@dataclass
+class Clip:
+    """A clip that detectors and the scorer consume: bona fide (an item) or generated (a generation row)."""
+
+    id: str
+    kind: str  # "bonafide" or "spoof"
+    generator: str
+    task: str
+    item: ManifestItem
+    path: Path
+    sha256: str
+    gen_row: dict | None = None
+
+    @property
+    def iteration(self) -> int:
+        return iteration_of(self.gen_row or {})
+
+    @classmethod
+    def of_item(cls, item: ManifestItem) -> Clip:
+        """A corpus clip: bona fide, or a spoof where its key says so (ASVspoof: per attack id)."""
+        spoof = is_corpus_spoof(item)
+        return cls(id=item.id, kind="spoof" if spoof else "bonafide",
+                   generator=corpus_attack(item) if spoof else "bonafide", task="", item=item,
+                   path=Path(item.audio_path), sha256=item.audio_sha256)
+
+    @classmethod
+    def of_generation(cls, row: dict, item: ManifestItem, run_dir: Path) -> Clip:
+        return cls(id=row["id"], kind="spoof", generator=row["generator"], task=row["task"], item=item,
+                   path=run_dir / row["audio"], sha256=row["audio_sha256"], gen_row=row)
+
+
+def _item_audio(item: ManifestItem) -> AudioClip:
+    return read_clip(Path(item.audio_path), item.audio_sha256, item.id)
+
+
+class Generate:
+    def __init__(self, store: RunStore, fleet: ServiceFleet, protocol: ProtocolConfig) -> None:
+        self.store, self.fleet, self.protocol = store, fleet, protocol
+
+    @staticmethod
+    def _base(job: GenerationJob, iteration: int, previous: dict | None) -> dict:
+        row = {"id": job.id(iteration), "generator": job.generator, "task": job.task, "item": job.item.id,
+               "seed": job.item.seed, "iteration": iteration,
+               # Whose voice SIM compares with: the target speaker where the task takes one (every I2D iteration).
+               "speaker_reference": job.reference.id if task_inputs(job.task).reference else job.item.id}
+        if previous is not None:
+            row["reference_clip"] = previous["id"]
+        return row
+
+    def _request(self, job: GenerationJob, svc: Service, row: dict, previous: dict | None):
+        """The request for ``job``, from the inputs its task takes; fills the row's ``text``. I2D iteration
+        k > 1 takes iteration k-1's clip (``previous``) as its reference audio and, for CLONE, the
+        target text as its reference text."""
+        item, needs = job.item, task_inputs(job.task)
+        req = generator_pb2.SynthesizeRequest(request_id=row["id"], seed=item.seed,
+                                              task=generator_pb2.Task.Value(job.task), voice=svc.cfg.voice,
+                                              parameters=svc.cfg.parameters)
+        if needs.text:
+            if not item.text:
+                raise MissingInput(f"{row['id']}: item has no text (no transcript and no prompts configured)")
+            req.text = item.text
+            row["text"] = item.text
+        if needs.reference:
+            if previous is not None:
+                reference = read_clip(self.store.dir / previous["audio"], previous["audio_sha256"], previous["id"])
+            else:
+                reference = _item_audio(job.reference)
+            req.reference_audio.CopyFrom(encode_audio(reference))
+        if needs.reference_text:
+            req.reference_text = item.text if previous is not None else job.reference.text
+        if needs.source:
+            req.source_audio.CopyFrom(encode_audio(_item_audio(item)))
+            # The words the clip should say, for WER: known for a transcript, not for a prompt.
+            row["text"] = item.text if item.text_source == "transcript" else ""
+        return req
+
+    def __call__(self, job: GenerationJob, iteration: int = 1, previous: dict | None = None) -> dict:
+        svc = self.fleet[job.generator]
+        row = self._base(job, iteration, previous)
+        try:
+            req = self._request(job, svc, row, previous)
+            resp, attempts = svc.client.call("Synthesize", req)
+            row["attempts"] = attempts
+            p = self.protocol
+            clip = validate_generation(row["id"], req, resp, svc.declared_rate(), svc.info.model.timing_scope,
+                                       p.min_duration, p.max_duration)
+            rel, sha = self.store.put_audio(clip_to_wav_bytes(clip))
+            row.update(status="ok", audio=rel, audio_sha256=sha, sample_rate=clip.sample_rate,
+                       duration=round(clip.duration, 6), voice=resp.voice,
+                       timing=json_format.MessageToDict(resp.timing, preserving_proto_field_name=True))
+        except CallFailed as e:
+            row = call_failed_row(row, e, attempts=e.attempts)
+        except ResponseInvalid as e:
+            row = failed_row(row, Failure.INVALID_RESPONSE, str(e))
+        except (MissingInput, AudioFormatError) as e:
+            row = failed_row(row, Failure.INPUT, str(e))
+        self.store.generations.append(row)
+        return row
+
+    def upstream_failed(self, job: GenerationJob, iteration: int, previous: dict) -> dict:
+        """Iteration ``iteration`` of an I2D chain whose previous one failed: nothing to iterate on."""
+        base = {**self._base(job, iteration, previous), "speaker_reference": previous.get("speaker_reference", "")}
+        row = failed_row(base, Failure.UPSTREAM_FAILED,
+                         f"{base['id']}: I2D iteration {iteration - 1} ({previous['id']}) failed")
+        self.store.generations.append(row)
+        return row
+
+
+class Degrade:
+    """A clip as a channel condition delivers it: computed once, stored, recorded, reused."""
+
+    def __init__(self, store: RunStore, conditions: dict[str, list[ChannelStep]], run_seed: int,
+                 retry_failed: bool) -> None:
+        self.store, self.conditions, self.run_seed, self.retry_failed = store, conditions, run_seed, retry_failed
+        self._locks: dict[str, threading.Lock] = {}
+        self._locks_guard = threading.Lock()
+
+    def __call__(self, clip: Clip, condition: str) -> AudioClip:
+        if condition == CLEAN:
+            return read_clip(clip.path, clip.sha256, clip.id)
+        key = f"{condition}|{clip.id}"
+        with self._locks_guard:
+            lock = self._locks.setdefault(key, threading.Lock())
+        with lock:
+            # Every detector asks for the same degradation: the first computes it, the rest reuse the
+            # row, a failed one included (until --retry-failed).
+            row = self.store.degradations.get(key)
+            if row is not None and row["source_sha256"] == clip.sha256 and settled(row, self.retry_failed):
+                if row["status"] != "ok":
+                    raise ChannelError(row["reason"])
+                return read_clip(self.store.dir / row["audio"], row["audio_sha256"], key)
+            return self._compute(clip, condition, key)
+
+    def _compute(self, clip: Clip, condition: str, key: str) -> AudioClip:
+        base = {"id": key, "condition": condition, "clip": clip.id, "source_sha256": clip.sha256}
+        try:
+            out, done = apply_condition(read_clip(clip.path, clip.sha256, clip.id), self.conditions[condition],
+                                        condition_seed(self.run_seed, condition, clip.id))
+        except (ValueError, RuntimeError) as e:  # ChannelError is a ValueError
+            # RuntimeError: libsndfile refusing an encoding (soundfile raises LibsndfileError).
+            reason = f"{clip.id}: condition {condition!r}: {e}"
+            self.store.degradations.append(failed_row(base, Failure.INPUT, reason))
+            raise ChannelError(reason) from None
+        rel, sha = self.store.put_audio(clip_to_wav_bytes(out))
+        self.store.degradations.append({**base, "status": "ok", "audio": rel, "audio_sha256": sha,
+                                        "sample_rate": out.sample_rate, "duration": round(out.duration, 6), **done})
+        return out
+
+
+class Detect:
+    def __init__(self, store: RunStore, fleet: ServiceFleet, degrade: Degrade) -> None:
+        self.store, self.fleet, self.degrade = store, fleet, degrade
+
+    def __call__(self, detector: str, clips: list[Clip], condition: str = CLEAN) -> list[dict]:
+        svc = self.fleet[detector]
+        rows, items, sent = [], [], []
+        for c in clips:
+            base = {"id": detection_id(detector, condition, c.id), "detector": detector, "condition": condition,
+                    "clip": c.id, "kind": c.kind, "generator": c.generator, "task": c.task,
+                    "iteration": c.iteration, "item": c.item.id, "speaker": c.item.speaker}
+            try:
+                audio = encode_audio(self.degrade(c, condition))
+            except (AudioFormatError, OSError, ChannelError) as e:
+                rows.append(failed_row(base, Failure.INPUT, str(e)))
+                continue
+            items.append(detector_pb2.ScoreRequest(request_id=base["id"], audio=audio, parameters=svc.cfg.parameters))
+            sent.append(base)
+        if items:
+            rows.extend(self._score(detector, svc, items, sent))
+        for r in rows:
+            self.store.detections.append(r)
+        return rows
+
+    @staticmethod
+    def _score(detector: str, svc: Service, items: list, sent: list[dict]) -> list[dict]:
+        try:
+            resp, _ = svc.client.call("ScoreBatch", detector_pb2.ScoreBatchRequest(items=items))
+            if len(resp.items) != len(items):
+                raise ResponseInvalid(f"{detector}: batch answered {len(resp.items)} items for {len(items)} sent")
+        except CallFailed as e:
+            return [call_failed_row(b, e) for b in sent]
+        except ResponseInvalid as e:
+            return [failed_row(b, Failure.INVALID_RESPONSE, str(e)) for b in sent]
+        rows = []
+        for base, out in zip(sent, resp.items):
+            if out.HasField("error"):
+                rows.append(item_error_row(base, out.error.code, out.error.message))
+                continue
+            try:
+                score = validate_score(base["clip"], base["id"], out.result)
+            except ResponseInvalid as e:
+                rows.append(failed_row(base, Failure.INVALID_RESPONSE, str(e)))
+                continue
+            rows.append({**base, "status": "ok", "score": score, "is_llr": out.result.is_llr,
+                         "wall_seconds": out.result.timing.wall_seconds})
+        return rows
+
+
+class Measure:
+    def __init__(self, store: RunStore, fleet: ServiceFleet, metrics: list[str],
+                 items: dict[str, ManifestItem]) -> None:
+        self.store, self.fleet, self.metrics, self.items = store, fleet, list(metrics), items
+
+    def _request(self, c: Clip) -> scorer_pb2.ClipRequest:
+        g = c.gen_row
+        ref = self.items[g["speaker_reference"]]
+        req = scorer_pb2.ClipRequest(request_id=c.id, metrics=self.metrics, text=g.get("text", ""),
+                                     audio=encode_audio(read_clip(c.path, c.sha256, c.id)),
+                                     speaker_reference=encode_audio(_item_audio(ref)))
+        # An aligned reference: the source of a reconstruction/conversion, or the original
+        # recording of the very words a TTS clip says (transcripts, not prompts).
+        from_source = task_inputs(c.task).source
+        if from_source or (c.task == "TTS" and c.item.text_source == "transcript"):
+            req.source_reference.CopyFrom(encode_audio(_item_audio(c.item)))
+            req.reference_aligned = from_source
+        json_format.ParseDict(g["timing"], req.generation_timing)
+        return req
+
+    def __call__(self, clips: list[Clip]) -> list[dict]:
+        rows, reqs, sent = [], [], []
+        for c in clips:
+            base = {"id": c.id, "generator": c.generator, "task": c.task, "iteration": c.iteration, "item": c.item.id,
+                    "speaker": c.item.speaker}
+            try:
+                reqs.append(self._request(c))
+            except (AudioFormatError, OSError) as e:
+                rows.append(failed_row(base, Failure.INPUT, str(e)))
+                continue
+            sent.append(base)
+        if reqs:
+            try:
+                resp, _ = self.fleet.scorer.client.call("MeasureClips", scorer_pb2.MeasureClipsRequest(items=reqs))
+                for base, m in zip(sent, resp.items):
+                    rows.append({**base, "status": "ok", "values": dict(m.values), "notes": dict(m.notes),
+                                 "errors": dict(m.errors)})
+            except CallFailed as e:
+                rows.extend(call_failed_row(b, e) for b in sent)
+        for r in rows:
+            self.store.measurements.append(r)
+        return rows
