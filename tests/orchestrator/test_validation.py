@@ -48,6 +48,7 @@ def mutate(fn):
     (lambda r: r.ClearField("timing"), "timing"),
     (lambda r: setattr(r.timing, "scope", "other"), "timing scope"),
     (lambda r: setattr(r.timing, "scope", "a"), "timing scope 'a' != declared 's'"),
+    (lambda r: setattr(r.timing, "scope", "z"), "timing scope 'z' != declared 's'"),
     (lambda r: setattr(r.timing, "wall_seconds", float("inf")), "timing"),
 ])
 def test_each_bad_response_is_rejected(change, fragment):
