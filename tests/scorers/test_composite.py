@@ -69,3 +69,13 @@ def test_the_parameter_term_is_log_scaled_and_rule_based_systems_get_the_best():
              "fifty": {"params_m": 50.0}}
     assert generator_scores(table, {"params_m": 1.0}) == pytest.approx({"none": 1.0, "half": 1.0, "five": 0.55,
                                                                         "fifty": 0.1})
+
+
+def test_challenge_scores_weight_the_generators():
+    # R = 3 for g1 and the default R = 1 for g2: w = 3/4, 1/4. Detector a is worst on g1 and best on g2.
+    pairs = [{"detector": "a", "generator": "g1", "eer": 0.4, "cllr": 1.0, "min_dcf": 0.8},
+             {"detector": "a", "generator": "g2", "eer": 0.0, "cllr": 0.0, "min_dcf": 0.0},
+             {"detector": "b", "generator": "g1", "eer": 0.0, "cllr": 0.0, "min_dcf": 0.0},
+             {"detector": "b", "generator": "g2", "eer": 0.4, "cllr": 1.0, "min_dcf": 0.8}]
+    got = detector_scores(pairs, {"a": 1.0, "b": 1.0}, alpha=1.0, challenge={"g1": 3.0})
+    assert got == pytest.approx({"a": 0.75, "b": 0.25})
