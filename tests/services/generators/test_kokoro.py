@@ -240,4 +240,5 @@ def test_clone_is_closer_to_held_out_speakers_than_the_best_stock_voice(kokoro, 
     assert clone - baseline > CLONE_MARGIN, rows
 
 
-CLONE_MARGIN = 0.0  # set from the measured mean gain (README), with headroom
+# Measured (README): mean gain +0.061 on these four speakers (+0.051 over all ten); asserted with headroom.
+CLONE_MARGIN = 0.02
