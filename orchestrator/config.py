@@ -105,6 +105,21 @@ class ChannelStep(_Strict):
         return self
 
 
+class TlsConfig(_Strict):
+    """TLS to a running service (``voxarena.transport``): trust ``ca``; present ``cert``/``key`` for mTLS."""
+
+    ca: str | None = Field(None, description="PEM CA that signed the service's certificate (absent: system roots)")
+    cert: str | None = Field(None, description="PEM client certificate, for services that demand one (mTLS)")
+    key: str | None = Field(None, description="PEM key of cert")
+    server_name: str | None = Field(None, description="name in the service's certificate, if not the address's host")
+
+    @model_validator(mode="after")
+    def _cert_with_key(self):
+        if bool(self.cert) != bool(self.key):
+            raise ValueError("tls: a client certificate needs both cert and key")
+        return self
+
+
 class ServiceConfig(_Strict):
     """A service: ``address`` host:port of a running one, or none to start it as a local process."""
 
@@ -114,6 +129,16 @@ class ServiceConfig(_Strict):
     voice: str = ""
     concurrency: int = Field(2, ge=1, le=64)
     args: list[str] = []
+    # Transport (not part of what a run measures): TLS to the service, and the NAME of the environment
+    # variable holding its bearer token (the token itself is never in a config, a log or run.json).
+    tls: TlsConfig | None = None
+    token_env: str | None = Field(None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+    @model_validator(mode="after")
+    def _token_needs_tls(self):
+        if self.token_env and self.tls is None:
+            raise ValueError("token_env: a bearer token is sent over TLS only; add tls: {ca: ...}")
+        return self
 
     @field_validator("parameters", mode="before")
     @classmethod
@@ -146,6 +171,33 @@ class RunConfig(_Strict):
     execution: ExecutionConfig = ExecutionConfig()
     # Channel conditions, name -> steps applied in order before detection; "clean" is always there.
     conditions: dict[str, list[ChannelStep]] = {}
+
+
+# Keys that say how services are reached and driven, not what the run measures: changing them resumes
+# a run (a service moved, got TLS, more replicas or a longer deadline). Everything else is the protocol.
+TRANSPORT_SERVICE_KEYS = ("address", "tls", "token_env", "concurrency", "batch_size")
+TRANSPORT_SECTIONS = ("execution",)
+
+
+def protocol_view(config: dict) -> dict:
+    """A resolved config (``RunConfig.model_dump(mode="json")``) without its transport settings."""
+    out = {k: v for k, v in config.items() if k not in TRANSPORT_SECTIONS}
+    for role in ("generators", "detectors"):
+        out[role] = {n: {k: v for k, v in svc.items() if k not in TRANSPORT_SERVICE_KEYS}
+                     for n, svc in (config.get(role) or {}).items()}
+    if "scorer" in config:
+        out["scorer"] = {k: v for k, v in config["scorer"].items() if k not in TRANSPORT_SERVICE_KEYS}
+    return out
+
+
+def config_differences(old: object, new: object, prefix: str = "") -> list[str]:
+    """Dotted keys whose values differ between two config dumps (added and removed keys included)."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        out = []
+        for key in sorted(set(old) | set(new), key=str):
+            out += config_differences(old.get(key), new.get(key), f"{prefix}{key}.")
+        return out
+    return [] if old == new else [prefix.rstrip(".")]
 
 
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
@@ -210,6 +262,13 @@ def load_config(path: str | Path, overrides: dict[str, object] | None = None) ->
         ds.protocol = _resolve(ds.protocol, base)
     except ConfigError as e:
         raise ConfigError(f"{path}: dataset: {e}") from None
+    for name, svc in [*cfg.generators.items(), *cfg.detectors.items(), ("scorer", cfg.scorer)]:
+        if svc.tls is not None:
+            try:
+                for key in ("ca", "cert", "key"):
+                    setattr(svc.tls, key, _resolve(getattr(svc.tls, key), base))
+            except ConfigError as e:
+                raise ConfigError(f"{path}: {name}.tls: {e}") from None
     for name in list(cfg.generators) + list(cfg.detectors):
         if not re.fullmatch(r"[a-z0-9][a-z0-9_.-]*", name):
             raise ConfigError(f"{path}: service name {name!r} must be lower-case letters, digits, '-', '_' or '.'")

@@ -8,19 +8,23 @@ a resume checks against (same model name, version and weights).
 from __future__ import annotations
 
 import difflib
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from google.protobuf import json_format
 
+from voxarena.transport import PLAINTEXT, ClientSecurity, TransportConfigError
 from voxarena.v1 import generator_pb2
 
 from .clients import CallFailed, DetectorClient, GeneratorClient, ScorerClient, ServiceClient, ServiceStartError, \
     wait_for_serving
-from .config import RunConfig, ServiceConfig
+from .config import RunConfig, ServiceConfig, TlsConfig
 from .local_services import LocalService
 
 STACKS = ("local", "compose")
+# The orchestrator container's client certificate for an mTLS compose stack.
+CLIENT_TLS_ENV = {"ca": "VOXARENA_CLIENT_TLS_CA", "cert": "VOXARENA_CLIENT_TLS_CERT", "key": "VOXARENA_CLIENT_TLS_KEY"}
 COMPOSE_PORT = 50051
 _CLIENTS: dict[str, type[ServiceClient]] = {"generator": GeneratorClient, "detector": DetectorClient,
                                             "scorer": ScorerClient}
@@ -39,6 +43,7 @@ class Service:
     address: str | None = None
     client: ServiceClient | None = None
     info: object = None  # the role's *Info message from GetInfo
+    security: ClientSecurity = PLAINTEXT
 
     def declared_rate(self) -> int:
         """The rate a generator declares for the voice asked for (a voice may differ from the model)."""
@@ -96,7 +101,8 @@ class ServiceFleet:
             raise RunError("\n".join(errors))
         ex = self.cfg.execution
         for svc in self.services.values():
-            svc.client = _CLIENTS[svc.role](svc.name, svc.address, ex.deadline_seconds, ex.retries, ex.backoff_seconds)
+            svc.client = _CLIENTS[svc.role](svc.name, svc.address, ex.deadline_seconds, ex.retries, ex.backoff_seconds,
+                                            svc.security)
             try:
                 svc.info = svc.client.info()
             except CallFailed as e:
@@ -108,11 +114,24 @@ class ServiceFleet:
         if address is None and self.stack == "compose":
             # The compose service of the same name; dns:/// lets gRPC round-robin over its replicas.
             address = f"dns:///{name}:{COMPOSE_PORT}"
-        svc = Service(name=name, role=role, cfg=c, address=address)
+        svc = Service(name=name, role=role, cfg=c, address=address, security=self._security(name, c))
         if address is None:
             svc.local = LocalService(name, c.module, self.logs_dir / f"{name}.log", c.args)
             svc.local.start()
         return svc
+
+    def _security(self, name: str, c: ServiceConfig) -> ClientSecurity:
+        """The service's transport: its own ``tls``/``token_env``, else for compose services the stack's
+        client certificate (``VOXARENA_CLIENT_TLS_*``, set by compose/tls/docker-compose.mtls.yml)."""
+        tls = c.tls
+        if tls is None and c.address is None and self.stack == "compose" and os.environ.get(CLIENT_TLS_ENV["ca"]):
+            tls = TlsConfig(**{k: os.environ.get(v) or None for k, v in CLIENT_TLS_ENV.items()}, server_name=name)
+        if tls is None:
+            return PLAINTEXT
+        try:
+            return ClientSecurity.from_settings(tls.ca, tls.cert, tls.key, c.token_env, tls.server_name, tls=True)
+        except TransportConfigError as e:
+            raise RunError(f"{name}: {e}") from None
 
     def _wait_serving(self) -> list[str]:
         timeout = self.cfg.execution.startup_timeout_seconds
@@ -122,7 +141,7 @@ class ServiceFleet:
                 if svc.local:
                     svc.address = svc.local.wait_ready(timeout)
                 else:
-                    wait_for_serving(svc.address, svc.name, timeout)
+                    wait_for_serving(svc.address, svc.name, timeout, security=svc.security)
             except ServiceStartError as e:
                 errors.append(str(e))
         return errors

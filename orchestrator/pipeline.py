@@ -17,7 +17,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from .config import RunConfig
+from .config import RunConfig, config_differences, protocol_view
 from .dispatch import Dispatcher, RunProgress
 from .fleet import RunError, ServiceFleet
 from .manifest import ManifestSet, build_manifest
@@ -74,9 +74,12 @@ class Arena:
     def _check_resume(self, previous: dict | None) -> None:
         if previous is None:
             return
-        if previous.get("config") != self.cfg.model_dump(mode="json"):
-            raise RunError(f"{self.store.dir}: was run with a different configuration (see its run.json); "
-                           "resume with the same config or use a new --out")
+        # Transport settings (address, TLS, tokens, concurrency, deadlines) may change; the protocol may not.
+        changed = config_differences(protocol_view(previous.get("config") or {}),
+                                     protocol_view(self.cfg.model_dump(mode="json")))
+        if changed:
+            raise RunError(f"{self.store.dir}: was run with a different configuration ({', '.join(changed)} "
+                           "changed; see its run.json); resume with the same config or use a new --out")
 
     def _record(self, manifest: ManifestSet, previous: dict | None, started: str) -> dict:
         return {

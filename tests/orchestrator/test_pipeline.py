@@ -108,8 +108,20 @@ def test_unknown_metric_fails_before_any_work(tmp_path, synthetic_dataset, make_
 def test_resume_refuses_a_changed_config(tmp_path, synthetic_dataset, make_config, run_arena):
     out = tmp_path / "run"
     run_arena(make_config(tmp_path, synthetic_dataset, **{"dataset.max_items": 2, "protocol.tasks": ["TTS"]}), out)
-    with pytest.raises(RunError, match="different configuration"):
-        run_arena(make_config(tmp_path, synthetic_dataset, **{"dataset.max_items": 3, "protocol.tasks": ["TTS"]}), out)
+    changed = {"dataset.max_items": 3, "protocol.tasks": ["TTS"], "protocol.seed": 12}
+    with pytest.raises(RunError, match=r"different configuration \(dataset\.max_items, protocol\.seed changed"):
+        run_arena(make_config(tmp_path, synthetic_dataset, **changed), out)
+
+
+def test_transport_settings_change_and_the_run_resumes(tmp_path, synthetic_dataset, make_config, run_arena, read_csv):
+    out = tmp_path / "run"
+    base = {"dataset.max_items": 2, "protocol.tasks": ["TTS"]}
+    run_arena(make_config(tmp_path, synthetic_dataset, **base), out)
+    before = read_csv(out / "metrics" / "detection_metrics.csv")
+    transport = {**base, "generators.dummy-generator": {"concurrency": 5}, "scorer.batch_size": 3,
+                 "execution": {"deadline_seconds": 99, "retries": 1, "backoff_seconds": 0.1, "detector_batch_size": 2}}
+    run_arena(make_config(tmp_path, synthetic_dataset, **transport), out)
+    assert read_csv(out / "metrics" / "detection_metrics.csv") == before
 
 
 def _orchestrator(config: Path, out: Path) -> subprocess.Popen:

@@ -172,3 +172,41 @@ def test_conformance_speaks_tls_and_tokens(certs, monkeypatch):
         assert result.exit_code == 2 and "never sent in plaintext" in result.output
     finally:
         running.server.stop(0)
+
+
+def test_a_run_reaches_tls_services_with_tokens_and_records_no_secret(certs, monkeypatch, tmp_path, synthetic_dataset,
+                                                                      make_config, run_arena, read_csv):
+    from orchestrator.config import ConfigError, load_config
+    from services.sdk.server import create_model_server
+    from services.testing.dummy_detector import DummyDetector
+
+    gen = _serve(_server_security(certs["dir"], mtls=True, token=TOKEN, monkeypatch=monkeypatch))
+    detector = DummyDetector()
+    det = create_model_server(detector, "[::]:0", security=_server_security(certs["dir"], token=TOKEN))
+    det.server.start()
+    detector.load()
+    detector.mark_ready()
+    det.set_serving(True)
+    d = certs["dir"]
+    monkeypatch.setenv("ARENA_TOKEN", TOKEN)
+    mtls = {"ca": str(d / "ca.pem"), "cert": str(d / "client.pem"), "key": str(d / "client.key")}
+    try:
+        config = make_config(tmp_path, synthetic_dataset,
+                             **{"generators.dummy-generator": {"address": f"localhost:{gen.port}", "tls": mtls,
+                                                               "token_env": "ARENA_TOKEN"},
+                                "detectors.dummy-detector": {"address": f"127.0.0.1:{det.port}",
+                                                             "tls": {"ca": str(d / "ca.pem")},
+                                                             "token_env": "ARENA_TOKEN"}})
+        run_arena(config, tmp_path / "run")
+        rows = read_csv(tmp_path / "run" / "metrics" / "detection_metrics.csv")
+        assert rows and all(r["n_spoof"] != "0" for r in rows)
+        stored = "".join(p.read_text(errors="replace") for p in (tmp_path / "run").rglob("*") if p.is_file()
+                         and p.suffix in (".json", ".jsonl", ".csv", ".log", ".yaml"))
+        assert TOKEN not in stored
+        bad = make_config(tmp_path, synthetic_dataset,
+                          **{"detectors.dummy-detector": {"address": f"127.0.0.1:{det.port}", "token_env": "X"}})
+        with pytest.raises(ConfigError, match="token_env: .*over TLS only"):
+            load_config(bad)
+    finally:
+        gen.server.stop(0)
+        det.server.stop(0)
