@@ -6,7 +6,7 @@ PROTOS := $(wildcard proto/voxarena/v1/*.proto)
 
 .PHONY: certs setup setup-test system-deps convert-venv models setup-mbrola proto proto-check test test-fast demo train-detectors base-image wheelhouse wheelhouse-torch images bench bench-generators bench-scorer bench-containers mutation clean
 
-setup: system-deps $(VENV)/.installed
+setup: system-deps $(VENV)/.installed models
 
 DEBIAN_PACKAGES := espeak-ng flite festival festvox-us-slt-hts chromium debootstrap openssl
 
