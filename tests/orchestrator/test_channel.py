@@ -180,6 +180,14 @@ def test_white_noise_is_flat_and_pink_noise_has_no_dc():
     f = np.arange(spec.size)
     assert spec[(f >= 512) & (f < 1024)].sum() == pytest.approx(spec[(f >= 1024) & (f < 2048)].sum(), rel=0.1)
     assert spec[-1] > 0 and spec[1] > 0                     # only DC is dropped
+    assert spec[-1] < 0.1 * spec[1:65].mean()               # ... and the top bin is as quiet as 1/f says
+
+
+def test_condition_seed_is_the_first_8_bytes_of_a_sha256():
+    import hashlib
+
+    digest = hashlib.sha256(b"3|noisy|clip-1").digest()
+    assert condition_seed(3, "noisy", "clip-1") == int.from_bytes(digest[:8], "little") < 2 ** 64
 
 
 @pytest.mark.parametrize("codec", ["opus", "vorbis"])
