@@ -85,9 +85,9 @@ TARGETS = [
            note="manifests, hashes and item seeds"),
     Target("protocol", ("orchestrator/compare.py",), ("tests/orchestrator/test_compare.py",), extended=True,
            note="protocol identity (compare-check)"),
-    Target("resume", ("orchestrator/pipeline.py",),
-           ("tests/orchestrator/test_resume.py", "tests/orchestrator/test_pipeline.py"), extended=True,
-           note="resume checks and --retry-failed; point it at the modules the pipeline split creates"),
+    Target("resume", ("orchestrator/pipeline.py", "orchestrator/fleet.py"), ("tests/orchestrator/test_resume.py",),
+           only=("freeze_manifest", "_check_resume", "check_unchanged"), extended=True,
+           note="what a resume refuses: changed config, dataset (frozen manifest) or model (version, weights)"),
 ]
 
 
