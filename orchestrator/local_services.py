@@ -1,12 +1,11 @@
 """Local mode (the embedded default): start a service as a child process on a free loopback port.
 
 The child binds port 0 and announces the port it got on stdout, so there is no port race; the
-parent waits for grpc.health.v1 SERVING, and the child dies with the parent (PR_SET_PDEATHSIG), so
-a killed orchestrator leaves no orphans.
+parent waits for grpc.health.v1 SERVING, and the child dies with the parent (PR_SET_PDEATHSIG, set by
+the child itself: voxarena.lifecycle), so a killed orchestrator leaves no orphans.
 """
 from __future__ import annotations
 
-import ctypes
 import os
 import signal
 import subprocess
@@ -16,6 +15,7 @@ import time
 from pathlib import Path
 
 from voxarena import PORT_ANNOUNCEMENT
+from voxarena.lifecycle import PARENT_ENV
 
 from .clients import ServiceStartError, wait_for_serving
 
@@ -45,13 +45,6 @@ KNOWN_SERVICES = {
     "dummy-detector": "services.testing.dummy_detector",
     "misbehaving-generator": "services.testing.misbehaving_generator",
 }
-
-
-def _die_with_parent() -> None:
-    try:
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-    except OSError:
-        pass
 
 
 def _proc_cpu_seconds(pid: int) -> float | None:
@@ -87,8 +80,8 @@ class LocalService:
         # the cores other services need (and would count as compute time that is not).
         env.setdefault("OMP_WAIT_POLICY", "PASSIVE")
         env.setdefault("KMP_BLOCKTIME", "0")
-        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=self._log, preexec_fn=_die_with_parent,
-                                     cwd=os.getcwd(), env=env)
+        env[PARENT_ENV] = str(os.getpid())   # the child dies with us (voxarena.lifecycle)
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=self._log, cwd=os.getcwd(), env=env)
         self.started_at = time.time()
 
     def wait_ready(self, timeout: float) -> str:

@@ -11,6 +11,7 @@ import numpy as np
 
 from services.sdk.errors import InvalidArgument, NotReady
 from services.sdk.server import _Stopwatch, add_service_arguments, create_server, run_until_signalled, server_security
+from voxarena.lifecycle import die_with_parent
 from voxarena.codec import AudioFormatError, decode_audio
 from voxarena.v1 import common_pb2, scorer_pb2, scorer_pb2_grpc
 
@@ -166,6 +167,7 @@ class ScorerServicer(scorer_pb2_grpc.ScorerServiceServicer):
 
 
 def main(argv: list[str] | None = None) -> None:
+    die_with_parent()
     parser = argparse.ArgumentParser(description="VoxArena scorer service")
     add_service_arguments(parser)
     args = parser.parse_args(argv)

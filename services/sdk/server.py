@@ -25,6 +25,7 @@ from grpc_reflection.v1alpha import reflection
 
 from voxarena import PORT_ANNOUNCEMENT
 from voxarena.codec import AudioFormatError, decode_audio, encode_audio
+from voxarena.lifecycle import die_with_parent
 from voxarena.tasks import task_inputs
 from voxarena.transport import (DEFAULT_TOKEN_ENV, ENV_CERT, ENV_CLIENT_CA, ENV_KEY, ServerSecurity,
                                 TransportConfigError)
@@ -400,6 +401,7 @@ def serve(model_factory: Callable[..., _ModelBase], argv: list[str] | None = Non
     A service with options of its own passes ``add_arguments``; its factory then receives the
     parsed arguments.
     """
+    die_with_parent()
     parser = argparse.ArgumentParser(description="VoxArena model service")
     add_service_arguments(parser)
     if add_arguments:
