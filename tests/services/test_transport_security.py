@@ -210,3 +210,15 @@ def test_a_run_reaches_tls_services_with_tokens_and_records_no_secret(certs, mon
     finally:
         gen.server.stop(0)
         det.server.stop(0)
+
+
+def test_the_mtls_override_covers_every_compose_service():
+    import yaml
+
+    root = MAKE_CERTS.parents[2]
+    services = yaml.safe_load((root / "docker-compose.yml").read_text())["services"]
+    override = yaml.safe_load((root / "compose" / "tls" / "docker-compose.mtls.yml").read_text())["services"]
+    assert set(override) == set(services)
+    for name in set(services) - {"orchestrator"}:
+        assert override[name]["environment"]["VOXARENA_TLS_CLIENT_CA"] == "/tls/ca.pem", name
+    assert override["orchestrator"]["environment"]["VOXARENA_CLIENT_TLS_CERT"] == "/tls/client.pem"
