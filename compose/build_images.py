@@ -4,7 +4,7 @@ Serves ``build/wheelhouse`` over HTTP on the loopback for the duration, builds t
 image FROM ``$BASE_IMAGE`` and then every service of ``docker-compose.yml`` that has a ``build``
 section (optionally only the named ones; the "torch" profile's hf-audio-classifier only when named,
 after ``make wheelhouse-torch``), each with ``docker build --network host`` so pip reaches the
-wheelhouse. Cache keys: DEPS_DIGEST (pyproject.toml) and SOURCE_DIGEST (the project wheel).
+wheelhouse. Cache keys: DEPS_DIGEST (pyproject.toml) and SOURCE_DIGEST (the project wheel's code).
 
 Before the first service whose Dockerfile takes ``CONVERTER_IMAGE``, it builds the converter image
 (``compose/converter.Dockerfile``: Debian torch, ``python -m convert`` for every model); the server
@@ -22,6 +22,7 @@ import subprocess
 import sys
 import threading
 import time
+import zipfile
 from pathlib import Path
 
 import yaml
@@ -35,6 +36,18 @@ CONVERTER_DOCKERFILE = "compose/converter.Dockerfile"
 
 def _digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+
+
+def _code_digest(wheel: Path) -> str:
+    """The project wheel's code, not its bytes: a fresh clone builds a wheel with other file times (and
+    the metadata carries the README), so the zip's own hash would rebuild every image's code layer for
+    nothing. Hashes each file's name and content, the .dist-info metadata apart."""
+    h = hashlib.sha256()
+    with zipfile.ZipFile(wheel) as z:
+        for name in sorted(z.namelist()):
+            if ".dist-info/" not in name:
+                h.update(name.encode() + b"\0" + z.read(name) + b"\0")
+    return h.hexdigest()[:16]
 
 
 @functools.lru_cache(maxsize=1)
@@ -111,7 +124,7 @@ def main(argv: list[str] | None = None) -> None:
     server, url = _serve_wheelhouse()
     try:
         common = {"WHEELHOUSE_URL": url, "DEPS_DIGEST": _digest(ROOT / "pyproject.toml"),
-                  "SOURCE_DIGEST": _digest(wheels[-1])}
+                  "SOURCE_DIGEST": _code_digest(wheels[-1])}
         seconds = _build(args.runtime_image, "compose/runtime.Dockerfile",
                          {"BASE_IMAGE": args.base_image, "WHEELHOUSE_URL": url})
         print(f"  {args.runtime_image}: {seconds:.0f} s", flush=True)
