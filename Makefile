@@ -115,7 +115,7 @@ base-image:
 # for the converter image, its requirements and the project's own resolved under Debian's numpy, and
 # the source packages without their dependencies.
 wheelhouse: setup
-	rm -f build/wheelhouse/voxarena-*.whl
+	rm -rf build/wheelhouse/voxarena-*.whl build/lib build/bdist.*   # no stale modules in the wheel
 	$(VENV)/bin/pip wheel -q -w build/wheelhouse ".[$(IMAGE_EXTRAS)]"
 	$(VENV)/bin/pip wheel -q --no-deps -w build/wheelhouse resemblyzer
 	$(VENV)/bin/pip wheel -q -w build/wheelhouse "$(CONVERT_NUMPY)" -r convert/requirements.txt .
