@@ -8,10 +8,10 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal, Union
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, ValidationError, field_validator, model_validator
 
 from voxarena.default_metrics import DEFAULT_METRICS
 from voxarena.tasks import TASKS, task_inputs
@@ -68,12 +68,36 @@ class I2DConfig(_Strict):
     ewa_decay: float = Field(0.5, gt=0, le=1, description="EWA weight of iteration k: decay^(k-1)")
 
 
+class CalibrationSplitConfig(_Strict):
+    """Manifest items set aside to fit score fusion and never evaluated: every detection matrix of the
+    run leaves them out (a spoof follows the item it was made from). Exactly one rule: the items whose
+    manifest ``label`` has one of ``values``, or a seeded ``speaker_fraction`` of the speakers (so
+    calibration and evaluation speakers are disjoint)."""
+
+    label: str | None = Field(None, description="a manifest label (subset, sex, corpus, ...)")
+    values: list[str] = Field([], description="with label: the values whose items calibrate")
+    speaker_fraction: float | None = Field(None, gt=0, lt=1, description="share of the speakers that calibrate "
+                                           "(rounded, at least one on each side), chosen by the run seed")
+
+    @model_validator(mode="after")
+    def _one_rule(self):
+        if (self.label is None) == (self.speaker_fraction is None):
+            raise ValueError("set exactly one of label (with values) and speaker_fraction")
+        if self.label is not None and not self.values:
+            raise ValueError(f"label {self.label!r} needs values: the label values whose items calibrate")
+        if self.label is None and self.values:
+            raise ValueError("values apply to a label; set label too")
+        return self
+
+
 class ProtocolConfig(_Strict):
     seed: int = 0
     tasks: list[Literal["TTS", "CLONE", "RECONSTRUCT", "CONVERT"]] = ["TTS"]
     min_duration: float = Field(0.2, gt=0, description="shortest valid generated clip, seconds")
     max_duration: float = Field(120.0, gt=0, description="longest valid generated clip, seconds")
     i2d: I2DConfig | None = Field(None, description="iterative re-referencing of CLONE/CONVERT (off when absent)")
+    calibration_split: CalibrationSplitConfig | None = Field(
+        None, description="items that fit score fusion, left out of every detection matrix (none when absent)")
 
     def depth(self, task: str) -> int:
         """Generations per item for ``task``: the I2D iterations for CLONE/CONVERT, else one."""
@@ -146,6 +170,29 @@ class ServiceConfig(_Strict):
         return {str(k): str(val) for k, val in (v or {}).items()}
 
 
+class FusionConfig(_Strict):
+    """Score fusion: the members' scores combined into one LLR by logistic regression (``orchestrator.fusion``)."""
+
+    members: list[str] = Field(description="two or more detectors of the run, by name")
+
+
+class FusedDetectorConfig(_Strict):
+    """A detector that is no service: the fusion of other detectors' stored scores."""
+
+    fusion: FusionConfig
+
+
+def _detector_kind(entry: object) -> str:
+    if isinstance(entry, dict):
+        return "fusion" if "fusion" in entry else "service"
+    return "fusion" if isinstance(entry, FusedDetectorConfig) else "service"
+
+
+# A detector entry is a service, or (with a ``fusion`` key) a fusion of other detectors.
+DetectorEntry = Annotated[Union[Annotated[ServiceConfig, Tag("service")],
+                                Annotated[FusedDetectorConfig, Tag("fusion")]], Discriminator(_detector_kind)]
+
+
 class ScorerConfig(ServiceConfig):
     metrics: list[str] = list(DEFAULT_METRICS)
     batch_size: int = Field(8, ge=1)
@@ -166,11 +213,19 @@ class RunConfig(_Strict):
     dataset: DatasetConfig
     protocol: ProtocolConfig = ProtocolConfig()
     generators: dict[str, ServiceConfig] = {}
-    detectors: dict[str, ServiceConfig] = {}
+    detectors: dict[str, DetectorEntry] = {}
     scorer: ScorerConfig = ScorerConfig()
     execution: ExecutionConfig = ExecutionConfig()
     # Channel conditions, name -> steps applied in order before detection; "clean" is always there.
     conditions: dict[str, list[ChannelStep]] = {}
+
+    def detector_services(self) -> dict[str, ServiceConfig]:
+        """The detectors that are services (started or reached, sent clips), in config order."""
+        return {n: d for n, d in self.detectors.items() if isinstance(d, ServiceConfig)}
+
+    def fused_detectors(self) -> dict[str, list[str]]:
+        """Fused detector -> its members, in config order."""
+        return {n: list(d.fusion.members) for n, d in self.detectors.items() if isinstance(d, FusedDetectorConfig)}
 
 
 # Keys that say how services are reached and driven, not what the run measures: changing them resumes
@@ -249,7 +304,7 @@ def load_config(path: str | Path, overrides: dict[str, object] | None = None) ->
     except ValidationError as e:
         problems = []
         for err in e.errors():
-            loc = ".".join(str(x) for x in err["loc"])
+            loc = ".".join(str(x) for x in _location(err["loc"]))
             msg = "unknown key" if err["type"] == "extra_forbidden" else err["msg"]
             problems.append(f"{path}: {loc}: {msg}")
         raise ConfigError("\n".join(problems)) from None
@@ -262,7 +317,7 @@ def load_config(path: str | Path, overrides: dict[str, object] | None = None) ->
         ds.protocol = _resolve(ds.protocol, base)
     except ConfigError as e:
         raise ConfigError(f"{path}: dataset: {e}") from None
-    for name, svc in [*cfg.generators.items(), *cfg.detectors.items(), ("scorer", cfg.scorer)]:
+    for name, svc in [*cfg.generators.items(), *cfg.detector_services().items(), ("scorer", cfg.scorer)]:
         if svc.tls is not None:
             try:
                 for key in ("ca", "cert", "key"):
@@ -280,4 +335,29 @@ def load_config(path: str | Path, overrides: dict[str, object] | None = None) ->
             raise ConfigError(f"{path}: conditions.{name}: no steps (the undegraded audio is 'clean')")
     if not cfg.generators:
         raise ConfigError(f"{path}: generators: at least one generator is needed")
+    _check_fusion(cfg, path)
     return cfg
+
+
+def _location(loc: tuple) -> tuple:
+    """An error's key path without the detector entry's kind (the union's tag: service or fusion)."""
+    return loc[:2] + loc[3:] if len(loc) > 2 and loc[0] == "detectors" else loc
+
+
+def _check_fusion(cfg: RunConfig, path: Path) -> None:
+    """Fused detectors name two or more distinct service detectors of the run and need a calibration split."""
+    services = cfg.detector_services()
+    for name, members in cfg.fused_detectors().items():
+        key = f"{path}: detectors.{name}.fusion.members"
+        for m in members:
+            if m not in services:
+                what = ("a fused detector itself (fuse detectors that are services)" if m in cfg.detectors
+                        else f"not a detector of this run (its detectors: {', '.join(services) or 'none'})")
+                raise ConfigError(f"{key}: {m!r} is {what}")
+        if len(set(members)) != len(members):
+            raise ConfigError(f"{key}: a member is named twice")
+        if len(members) < 2:
+            raise ConfigError(f"{key}: a fusion combines two or more detectors, got {len(members)}")
+        if cfg.protocol.calibration_split is None:
+            raise ConfigError(f"{path}: detectors.{name}: a fused detector is fitted on the run's calibration split; "
+                              "declare protocol.calibration_split (label and values, or speaker_fraction)")

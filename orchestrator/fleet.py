@@ -91,7 +91,7 @@ class ServiceFleet:
         """Start the local ones, wait until all serve, connect and ask each its GetInfo; on any
         failure stop them all and raise RunError naming every service that failed."""
         entries = [(n, "generator", c) for n, c in self.cfg.generators.items()]
-        entries += [(n, "detector", c) for n, c in self.cfg.detectors.items()]
+        entries += [(n, "detector", c) for n, c in self.cfg.detector_services().items()]
         entries.append(("scorer", "scorer", self.cfg.scorer))
         for name, role, c in entries:
             self.services[name] = self._launch(name, role, c)

@@ -5,6 +5,8 @@
 dispatcher that keeps every service busy (``dispatch``). Each call has a deadline and only
 UNAVAILABLE is retried. Every response is validated; a failure becomes a row with its reason
 (``failures``) and the run goes on. Records are keyed by id, so a rerun on the same directory resumes.
+Fused detectors are made from the stored scores after detection (``fusion``), and every detection
+matrix leaves out the calibration split's items.
 """
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ from rich.console import Console
 from .config import RunConfig, config_differences, protocol_view
 from .dispatch import Dispatcher, RunProgress
 from .fleet import RunError, ServiceFleet
+from .fusion import FusionError, calibration_items, evaluation_store, fuse, fused_infos, split_record
 from .manifest import ManifestSet, build_manifest
 from .metrics import write_metrics
 from .plan import Plan
@@ -55,6 +58,7 @@ class Arena:
         self.store = RunStore(run_dir)
         self.retry_failed = retry_failed
         self.show_progress = progress
+        self.calibration: frozenset[str] = frozenset()   # the calibration split's items, once the manifest is frozen
 
     # ---------------------------------------------------------------- manifest and run.json
     def freeze_manifest(self) -> ManifestSet:
@@ -81,7 +85,15 @@ class Arena:
             raise RunError(f"{self.store.dir}: was run with a different configuration ({', '.join(changed)} "
                            "changed; see its run.json); resume with the same config or use a new --out")
 
+    def calibration_split(self, manifest: ManifestSet) -> frozenset[str]:
+        """The items that calibrate fusion and are left out of every detection matrix (often none)."""
+        try:
+            return calibration_items(manifest, self.cfg.protocol.calibration_split, self.cfg.protocol.seed)
+        except FusionError as e:
+            raise RunError(f"{self.config_file or 'config'}: {e}") from None
+
     def _record(self, manifest: ManifestSet, previous: dict | None, started: str) -> dict:
+        split = self.cfg.protocol.calibration_split
         return {
             "format": RUN_FORMAT, "name": self.cfg.name, "config": self.cfg.model_dump(mode="json"),
             "config_file": str(self.config_file) if self.config_file else None,
@@ -90,6 +102,7 @@ class Arena:
                          "grpcio": version("grpcio"), "protobuf": version("protobuf")},
             "seeds": {"run_seed": self.cfg.protocol.seed, "item_seed": "run seed + source index"},
             "manifest": {"sha256": manifest.sha256, "items": len(manifest), "format": "voxarena.manifest/1"},
+            **({"calibration_split": split_record(manifest, self.calibration, split)} if split else {}),
             "stack": self.fleet.stack,
             "services": self.fleet.records(),
             "started_at": (previous or {}).get("started_at", started),
@@ -101,6 +114,7 @@ class Arena:
         previous = self.store.read_json()
         self._check_resume(previous)
         manifest = self.freeze_manifest()
+        self.calibration = self.calibration_split(manifest)
         started = _now()
         t0 = time.perf_counter()
         self.fleet.start()
@@ -109,8 +123,13 @@ class Arena:
             self.fleet.check_unchanged(previous)
             record = self._record(manifest, previous, started)
             self.store.write_json(record)
-            self._execute(Plan.for_run(self.cfg, manifest, self.fleet.declared_tasks()))
-            write_metrics(self.store, self.cfg, manifest, {n: s.info for n, s in self.fleet.services.items()},
+            plan = Plan.for_run(self.cfg, manifest, self.fleet.declared_tasks())
+            self._execute(plan)
+            if plan.fused:
+                record["fusion"] = fuse(self.store, plan.fused, self.calibration)
+                self.store.write_json(record)
+            infos = fused_infos({n: s.info for n, s in self.fleet.services.items()}, plan.fused)
+            write_metrics(evaluation_store(self.store, self.calibration), self.cfg, manifest, infos,
                           self.fleet.scorer.client)
         finally:
             cpu = self.fleet.stop()

@@ -7,7 +7,9 @@ From the frozen manifest, the protocol and what each service declares:
 - detection: detector x every corpus clip (bona fide and corpus spoofs) and every generated clip,
   under every channel condition for the one-shot clips and under the clean channel only for I2D
   iterations beyond the first;
-- measurement: every generated clip, when the scorer is asked for any metric.
+- measurement: every generated clip, when the scorer is asked for any metric;
+- fusion: a fused detector has a row for every clip its members scored, under every condition,
+  made from their stored rows after detection (``fusion``), never sent to a service.
 """
 from __future__ import annotations
 
@@ -47,11 +49,14 @@ def reference_items(manifest: ManifestSet) -> dict[str, ManifestItem]:
 
 class Plan:
     def __init__(self, manifest: ManifestSet, protocol: ProtocolConfig, generator_tasks: dict[str, set[str]],
-                 detectors: list[str], conditions: list[str], measures: bool) -> None:
+                 detectors: list[str], conditions: list[str], measures: bool,
+                 fused: dict[str, list[str]] | None = None) -> None:
         """``generator_tasks``: the tasks each generator declares (GetInfo); the plan keeps the
-        configured ones, in the protocol's order. ``conditions`` are the configured channel conditions."""
+        configured ones, in the protocol's order. ``detectors`` are the services that score clips,
+        ``fused`` the fused detectors (name -> members). ``conditions`` are the configured channel conditions."""
         self.manifest, self.protocol = manifest, protocol
         self.detectors = list(detectors)
+        self.fused = dict(fused or {})
         self.conditions = [CLEAN, *conditions]
         self.measures = measures
         self.tasks = {g: [t for t in protocol.tasks if t in declared] for g, declared in generator_tasks.items()}
@@ -63,16 +68,19 @@ class Plan:
 
     @classmethod
     def for_run(cls, cfg: RunConfig, manifest: ManifestSet, generator_tasks: dict[str, set[str]]) -> Plan:
-        return cls(manifest, cfg.protocol, generator_tasks, list(cfg.detectors), list(cfg.conditions),
-                   bool(cfg.scorer.metrics))
+        return cls(manifest, cfg.protocol, generator_tasks, list(cfg.detector_services()), list(cfg.conditions),
+                   bool(cfg.scorer.metrics), cfg.fused_detectors())
 
     @classmethod
     def of_record(cls, record: dict, manifest: ManifestSet) -> Plan:
         """The plan of a run directory, from its run.json: resolved config and each service's GetInfo."""
         cfg, services = record["config"], record.get("services", {})
         tasks = {g: set(services.get(g, {}).get("info", {}).get("tasks", [])) for g in cfg["generators"]}
-        return cls(manifest, ProtocolConfig.model_validate(cfg["protocol"]), tasks, list(cfg["detectors"]),
-                   list(cfg.get("conditions", {})), bool(cfg["scorer"]["metrics"]))
+        detectors = cfg["detectors"]
+        fused = {n: list(d["fusion"]["members"]) for n, d in detectors.items() if "fusion" in d}
+        return cls(manifest, ProtocolConfig.model_validate(cfg["protocol"]), tasks,
+                   [n for n in detectors if n not in fused], list(cfg.get("conditions", {})),
+                   bool(cfg["scorer"]["metrics"]), fused)
 
     # ---------------------------------------------------------------- generation
     @property
@@ -94,6 +102,11 @@ class Plan:
         return sum(self.depth(j.task) for j in self.jobs)
 
     # ---------------------------------------------------------------- detection
+    @property
+    def reported_detectors(self) -> list[str]:
+        """Every detector with rows and matrices: the services, then the fused detectors."""
+        return [*self.detectors, *self.fused]
+
     def conditions_for(self, iteration: int) -> list[str]:
         """The channel conditions a clip is scored under: all for a one-shot clip, clean for I2D iterations."""
         return self.conditions if iteration == 1 else [CLEAN]

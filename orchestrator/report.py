@@ -18,6 +18,8 @@ from pathlib import Path
 from statistics import NormalDist
 
 from .calibration_plots import calibration_data, calibration_section
+from .fusion import fusion_table, recorded_calibration_items
+from .manifest import ManifestSet
 from .run_store import CLEAN, condition_of, iteration_of, read_csv, read_jsonl
 from .status import run_status
 
@@ -66,7 +68,9 @@ def build_report(run_dir: Path, allow_incomplete: bool = False) -> dict:
     record = json.loads((run_dir / "run.json").read_text())
     metrics = run_dir / "metrics"
     fingerprint = json.loads((metrics / "fingerprint.json").read_text()) if (metrics / "fingerprint.json").exists() else {}
-    detections = list(read_jsonl(run_dir / "detections.jsonl").values())
+    # Curves are drawn on what the matrices measure: the evaluation items (the calibration split left out).
+    held_out = recorded_calibration_items(record, ManifestSet.from_file(run_dir / "manifest.jsonl"))
+    detections = [r for r in read_jsonl(run_dir / "detections.jsonl").values() if r.get("item") not in held_out]
     detection_rows = read_csv(metrics / "detection_metrics.csv")
     curves, calibration = {}, {}
     for d in record["config"]["detectors"]:
@@ -96,7 +100,8 @@ def build_report(run_dir: Path, allow_incomplete: bool = False) -> dict:
                        "git_commit": record.get("git_commit"), "stack": record.get("stack", "local"),
                        "started_at": record.get("started_at"), "ended_at": record.get("ended_at"),
                        "scorer_fingerprint": fingerprint.get("fingerprint", {}),
-                       "scorer_fingerprint_sha256_16": fingerprint.get("sha256_16"), "services": services},
+                       "scorer_fingerprint_sha256_16": fingerprint.get("sha256_16"), "services": services,
+                       "calibration_split": record.get("calibration_split"), "fusion": record.get("fusion")},
         "generators": list(record["config"]["generators"]) + sorted(
             {r["generator"] for r in detection_rows} - set(record["config"]["generators"]) - {"pooled"}),
         "detectors": list(record["config"]["detectors"]),
@@ -385,6 +390,10 @@ def render_html(rep: dict) -> str:
         f"<p class='small'>versions: {_e(json.dumps(prov.get('versions'), sort_keys=True))}; seeds: "
         f"{_e(json.dumps(prov.get('seeds'), sort_keys=True))}</p>",
         "<h3>Scorer fingerprint</h3>", _table(fp, ["key", "value"], left=2),
+        *(["<h3>Calibration split and score fusion</h3>", f"<p class='small'>left out of every detection matrix: "
+           f"{_e(json.dumps(prov['calibration_split'], sort_keys=True))}</p>",
+           _table(fusion_table(prov), ["detector", "term", "value"], left=3, table_id="fusion")]
+          if prov.get("calibration_split") else []),
         "</body></html>",
     ]
     return "\n".join(parts)

@@ -77,7 +77,7 @@ def run_status(run_dir: Path) -> dict:
         ids = plan.generation_ids(g)
         coverage.append(_count(Coverage("generation", g, len(ids)), ids, gens))
     generated = {i: r for i, r in sorted(gens.items()) if r["status"] == "ok"}
-    for d in plan.detectors:
+    for d in plan.reported_detectors:      # fused detectors too: their rows are made after detection
         for condition in plan.conditions:
             ids = plan.detection_ids(d, condition, generated)
             coverage.append(_count(Coverage("detection", detector_label(d, condition), len(ids)), ids, dets))
