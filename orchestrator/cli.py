@@ -86,7 +86,7 @@ def metrics_detection(
     p_spoof: float = typer.Option(0.05), c_miss: float = typer.Option(1.0), c_fa: float = typer.Option(10.0),
 ) -> None:
     """EER (a fraction), minDCF, actDCF, Cllr, minCllr and counts, as JSON (higher score = bona fide)."""
-    from scorers.detection import CostModel
+    from voxarena.stats.detection import CostModel
 
     from .offline import InputFileError, asvspoof_detection_metrics
 
@@ -108,7 +108,7 @@ def metrics_export(run_dir: Path = typer.Argument(...), out: Path = typer.Option
 
 
 def _composite_generators(kind: str, table: Path, weights: Optional[str], epsilon: float) -> None:
-    from scorers.composite import RECONSTRUCTION_WEIGHTS, TTS_WEIGHTS
+    from voxarena.stats.composite import RECONSTRUCTION_WEIGHTS, TTS_WEIGHTS
 
     from .offline import InputFileError, composite_generators, parse_weights
 

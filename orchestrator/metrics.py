@@ -18,11 +18,12 @@ import math
 
 from google.protobuf import json_format
 
-from scorers.composite import RECONSTRUCTION_WEIGHTS, TTS_WEIGHTS, CompositeError, detector_scores, generator_scores
-from scorers.i2d import AGGREGATES, aggregate_trajectory, oriented
+from voxarena.stats.composite import RECONSTRUCTION_WEIGHTS, TTS_WEIGHTS
+from voxarena.stats.i2d import AGGREGATES
 from voxarena.v1 import generator_pb2, scorer_pb2
 
 from .config import I2D_TASKS
+from .fleet import RunError
 from .manifest import ManifestSet
 from .run_store import CLEAN, RunStore, condition_of, iteration_of
 
@@ -177,28 +178,38 @@ def composite_table(gen_rows: list[dict], kind: str) -> dict[str, dict]:
     return {r["generator"]: r for r in gen_rows if r["tasks"] and r["tasks"] != "RECONSTRUCT"}
 
 
-def composite_rows(gen_rows: list[dict], det_rows: list[dict], infos: dict) -> list[dict]:
-    """F_TTS over generators that speak text or convert, F_reconstruction over pure vocoders, S_i over detectors."""
-    out = []
+def _check_scorer(resp, infos: dict, what: str) -> None:
+    """The scorer's summaries come with its fingerprint: it must be the run's, whose hash the rows carry."""
+    if dict(resp.fingerprint) != dict(infos["scorer"].fingerprint):
+        raise RunError(f"{what}: computed by a scorer whose fingerprint is not the run's (metrics/fingerprint.json)")
 
-    def add(kind: str, scores: dict[str, float], higher_is_better: bool) -> None:
-        ranked = sorted(scores, key=lambda k: (-scores[k] if higher_is_better else scores[k], k))
-        out.extend({"kind": kind, "system": s, "score": scores[s], "rank": ranked.index(s) + 1} for s in sorted(scores))
 
-    tts, rec = composite_table(gen_rows, "tts"), composite_table(gen_rows, "reconstruction")
-    for kind, table, weights in (("tts", tts, TTS_WEIGHTS), ("reconstruction", rec, RECONSTRUCTION_WEIGHTS)):
+def composite_rows(scorer, gen_rows: list[dict], det_rows: list[dict], infos: dict) -> list[dict]:
+    """F_TTS over generators that speak text or convert, F_reconstruction over pure vocoders, S_i over
+    detectors, with ranks, computed by the scorer; a composite that cannot be computed is a row with a note."""
+    request = scorer_pb2.CompositeRequest()
+    for kind, weights in (("tts", TTS_WEIGHTS), ("reconstruction", RECONSTRUCTION_WEIGHTS)):
+        table = composite_table(gen_rows, kind)
         if len(table) >= 2:
-            try:
-                add(kind, generator_scores({g: r for g, r in table.items()}, weights), True)
-            except CompositeError as e:
-                out.append({"kind": kind, "system": "", "score": math.nan, "rank": "", "note": str(e)})
+            request.generators.add(
+                name=kind, weights=[scorer_pb2.MetricWeight(metric=m, weight=w) for m, w in weights.items()],
+                systems=[scorer_pb2.SystemMetrics(system=g, values={m: r[m] for m in weights if m in r})
+                         for g, r in table.items()])
     # The detector composite ranks on the clean channel, as the SoK paper's S_i does.
     pairs = [r for r in det_rows if r["generator"] in infos and condition_of(r) == CLEAN
              and not math.isnan(r["eer"])]
     params = {d: infos[d].model.parameter_count / 1e6 for d in {r["detector"] for r in pairs}
               if infos[d].model.HasField("parameter_count") and infos[d].model.parameter_count > 0}
     if pairs and len(params) == len({r["detector"] for r in pairs}):
-        add("detector", detector_scores(pairs, params), False)
+        request.detectors.add(name="detector", params_m=params, pairs=[scorer_pb2.DetectorPair(
+            **{k: r[k] for k in ("detector", "generator", "eer", "cllr", "min_dcf")}) for r in pairs])
+    resp, _ = scorer.call("Composite", request)
+    _check_scorer(resp, infos, "composite scores")
+    out = []
+    for result in resp.results:
+        if result.error:
+            out.append({"kind": result.name, "system": "", "score": math.nan, "rank": "", "note": result.error})
+        out.extend({"kind": result.name, "system": s.system, "score": s.score, "rank": s.rank} for s in result.scores)
     return out
 
 
@@ -264,15 +275,23 @@ def i2d_rows(store: RunStore, scorer, cfg, infos: dict, columns: dict[str, list[
                              "value": s.eer if s else math.nan, "ci_low": s.ci_low.get("eer", math.nan) if s else math.nan,
                              "ci_high": s.ci_high.get("eer", math.nan) if s else math.nan,
                              "n": s.n_spoof if s else 0})
+    # Each trajectory's Mean / LWA / EWA / AUC, from the scorer; a lower-is-better metric x enters as 1 - x.
+    trajectories = {(g, task, metric): sorted((r for r in rows if r["generator"] == g and r["task"] == task
+                                               and r["metric"] == metric), key=lambda r: r["iteration"])
+                    for g, task in chains for metric in dict.fromkeys(r["metric"] for r in rows)}
+    resp, _ = scorer.call("I2DAggregates", scorer_pb2.I2DAggregatesRequest(
+        ewa_decay=cfg.protocol.i2d.ewa_decay,
+        trajectories=[scorer_pb2.Trajectory(name="|".join(key), values=[r["value"] for r in traj],
+                                            higher_is_better=traj[0]["higher_is_better"])
+                      for key, traj in trajectories.items()]))
+    _check_scorer(resp, infos, "I2D aggregates")
+    by_name = {a.name: a for a in resp.trajectories}
     aggregates = []
-    for g, task in chains:
-        for metric in dict.fromkeys(r["metric"] for r in rows):
-            traj = sorted((r for r in rows if r["generator"] == g and r["task"] == task and r["metric"] == metric),
-                          key=lambda r: r["iteration"])
-            values = [oriented(r["value"], r["higher_is_better"]) for r in traj]
-            name = metric if traj[0]["higher_is_better"] else f"1-{metric}"
-            aggregates.append({"generator": g, "task": task, "metric": name, "iterations": len(values),
-                               **aggregate_trajectory(values, cfg.protocol.i2d.ewa_decay)})
+    for (g, task, metric), traj in trajectories.items():
+        a = by_name["|".join((g, task, metric))]
+        name = metric if traj[0]["higher_is_better"] else f"1-{metric}"
+        aggregates.append({"generator": g, "task": task, "metric": name, "iterations": a.iterations,
+                           **{k: getattr(a, k) for k in AGGREGATES}})
     return rows, aggregates
 
 
@@ -326,5 +345,5 @@ def write_metrics(store: RunStore, cfg, manifest: ManifestSet, infos: dict, scor
         _write_csv(store.metrics_dir / "i2d_iterations.csv", I2D_ITERATION_COLUMNS, trajectories)
         _write_csv(store.metrics_dir / "i2d_aggregates.csv", I2D_AGGREGATE_COLUMNS, aggregates)
     _write_csv(store.metrics_dir / "composite_scores.csv", ["kind", "system", "score", "rank", "note"],
-               composite_rows(gen, det, infos))
+               composite_rows(scorer, gen, det, infos))
     return det, gen

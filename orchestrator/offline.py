@@ -1,7 +1,7 @@
 """Offline commands on files: ASVspoof score/key files and composite scores from any metrics table.
 
-They use the scorer's pure metric functions (``scorers.detection``, ``scorers.composite``) directly:
-no model is loaded, so no service is needed.
+They use the pure statistics core the scorer uses (``voxarena.stats.detection``,
+``voxarena.stats.composite``) directly: no model is loaded, so no service is needed.
 """
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from scorers import composite, detection
+from voxarena.stats import composite, detection
 
 from .metrics import composite_table
 from .run_store import condition_of, detector_label, iteration_of, read_jsonl

@@ -72,7 +72,6 @@ def asr_fingerprint() -> dict[str, str]:
 class _AsrErrorRate(Metric):
     unit: str = "words"
     needs = ("text",)
-    higher_is_better = False
 
     def _counts(self, clip: ClipInputs):
         import jiwer

@@ -26,7 +26,6 @@ def _decoder():
 
 class PocketsphinxWER(Metric):
     name = "wer_pocketsphinx"
-    higher_is_better = False
     aggregation = "sum(S+D+I) / sum(S+D+H) over words"
     description = "Word error rate of PocketSphinx (bundled en-us models), a cross-check of the Whisper WER."
     needs = ("text",)

@@ -46,7 +46,6 @@ def mean_row_cosine(a: np.ndarray, b: np.ndarray) -> float:
 
 class ClonEvalFeatures(Metric):
     name = "cloneval"
-    higher_is_better = True
     aggregation = "mean per feature"
     description = "ClonEval acoustic-feature cosine similarities between the clip and the speaker reference."
     needs = ("speaker_reference",)

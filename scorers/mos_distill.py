@@ -131,7 +131,6 @@ class DistillMosOnnx:
 
 class MosDistill(Metric):
     name = "mos_distill"
-    higher_is_better = True
     aggregation = "mean"
     description = ("DistillMOS predicted MOS (1..5), no reference: distillmos 0.9.1's network as ONNX, "
                    "16 kHz, 7.68 s windows with hop <= 1 s averaged, as the package does.")

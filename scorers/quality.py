@@ -79,7 +79,6 @@ def model() -> BatchedDnsmos:
 
 class Dnsmos(Metric):
     name = "dnsmos"
-    higher_is_better = True
     aggregation = "mean per column"
     description = "DNSMOS P.835 OVRL (headline), SIG, BAK and P.808 MOS (speechmos ONNX models, 16 kHz)."
     columns = ("dnsmos", "dnsmos_sig", "dnsmos_bak", "dnsmos_p808")

@@ -58,7 +58,6 @@ def normalised_magnitudes(clip: ClipInputs) -> tuple[np.ndarray, np.ndarray]:
 
 class Pesq(Metric):
     name = "pesq"
-    higher_is_better = True
     aggregation = "mean"
     description = ("ITU-T P.862 PESQ (pesq package): wide band (P.862.2) at 16 kHz; narrow band (P.862.1 MOS-LQO) "
                    "at 8 kHz when the generated clip is 8 kHz. Aligned reference required.")
@@ -84,7 +83,6 @@ class Pesq(Metric):
 
 class Stoi(Metric):
     name = "stoi"
-    higher_is_better = True
     aggregation = "mean"
     description = "STOI and extended STOI (pystoi, computed at 16 kHz input, 10 kHz internally). Aligned reference required."
     needs = ("source_reference",)
@@ -106,7 +104,6 @@ class Stoi(Metric):
 
 class Psnr(Metric):
     name = "psnr"
-    higher_is_better = True
     aggregation = "mean"
     description = ("PSNR in dB of STFT magnitudes (1024-point Hann, hop 256, 16 kHz), each normalised to a maximum of 1: "
                    "10 log10(1 / MSE) over the common frames (SoK appendix F).")
@@ -123,7 +120,6 @@ class Psnr(Metric):
 
 class Ssim(Metric):
     name = "ssim"
-    higher_is_better = True
     aggregation = "mean"
     description = ("SSIM (scikit-image, 7x7 window, data range 1) between the normalised STFT magnitude spectrograms "
                    "used by PSNR. Aligned reference required.")
@@ -145,7 +141,6 @@ class Ssim(Metric):
 
 class LogMelMse(Metric):
     name = "ls_mse"
-    higher_is_better = False
     aggregation = "mean"
     description = ("Mean squared difference of natural-log mel spectrograms (80 bins, 40 ms Hann window, 12.5 ms shift, "
                    "1024-point FFT, 0-12 kHz; both signals resampled to 24 kHz; log of max(mel, 1e-5)). Aligned reference.")
@@ -180,7 +175,6 @@ def mel_cepstra(x: np.ndarray, fs: int = 16000) -> np.ndarray:
 
 class MelCepstralDistortion(Metric):
     name = "mcd"
-    higher_is_better = False
     aggregation = "mean"
     description = ("Mel-cepstral distortion in dB with DTW: WORLD CheapTrick envelopes (DIO+StoneMask F0, 5 ms frames) "
                    "at 16 kHz, pysptk sp2mc order 24, alpha 0.42, c0 excluded; frames aligned by DTW on Euclidean distance; "

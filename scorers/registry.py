@@ -17,6 +17,7 @@ from typing import Callable, ClassVar
 import numpy as np
 
 from voxarena.codec import AudioClip
+from voxarena.default_metrics import HIGHER_IS_BETTER
 
 
 class UnknownMetric(KeyError):
@@ -75,12 +76,21 @@ reference_cache = ReferenceCache()
 
 class Metric(abc.ABC):
     name: ClassVar[str]
+    # Set from voxarena.default_metrics.HIGHER_IS_BETTER by name: the one table the statistics core reads too.
     higher_is_better: ClassVar[bool]
     aggregation: ClassVar[str]
     description: ClassVar[str]
     needs: ClassVar[tuple[str, ...]] = ()
     # Result columns; the first is the headline. Most metrics have one column named after them.
     columns: ClassVar[tuple[str, ...]] = ()
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        if "name" in vars(cls):
+            if cls.name not in HIGHER_IS_BETTER:
+                raise TypeError(f"metric {cls.name!r} ({cls.__module__}.{cls.__qualname__}) has no direction in "
+                                "voxarena.default_metrics.HIGHER_IS_BETTER")
+            cls.higher_is_better = HIGHER_IS_BETTER[cls.name]
 
     def __init__(self) -> None:
         self.lock = threading.Lock()

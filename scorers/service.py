@@ -11,12 +11,12 @@ import numpy as np
 
 from services.sdk.errors import InvalidArgument, NotReady
 from services.sdk.server import _Stopwatch, add_service_arguments, create_server, run_until_signalled, server_security
-from voxarena.lifecycle import die_with_parent
 from voxarena.codec import AudioFormatError, decode_audio
+from voxarena.lifecycle import die_with_parent
+from voxarena.stats import composite, detection, i2d
+from voxarena.stats.bootstrap import cluster_intervals
 from voxarena.v1 import common_pb2, scorer_pb2, scorer_pb2_grpc
 
-from . import detection
-from .bootstrap import cluster_intervals
 from .registry import REGISTRY, ClipInputs, MetricInputError, UnknownMetric, get_metric, metric_class
 
 log = logging.getLogger("voxarena.scorer")
@@ -164,6 +164,69 @@ class ScorerServicer(scorer_pb2_grpc.ScorerServiceServicer):
                 m.ci_high.update(high)
             out.append(m)
         return scorer_pb2.DetectionMetricsResponse(sets=out)
+
+    def Composite(self, request, context):
+        if not self.ready:
+            raise NotReady("scorer is still loading")
+        results = [_generator_composite(c) for c in request.generators]
+        results += [_detector_composite(c) for c in request.detectors]
+        return scorer_pb2.CompositeResponse(results=results, fingerprint=self._fingerprint)
+
+    def I2DAggregates(self, request, context):
+        if not self.ready:
+            raise NotReady("scorer is still loading")
+        decay = request.ewa_decay if request.HasField("ewa_decay") else i2d.EWA_DECAY
+        if not 0 < decay <= 1:
+            raise InvalidArgument(f"ewa_decay {decay} is outside (0, 1]")
+        out = []
+        for t in request.trajectories:
+            values = [i2d.oriented(v, t.higher_is_better) for v in t.values]
+            out.append(scorer_pb2.TrajectoryAggregates(name=t.name, iterations=len(values),
+                                                       **i2d.aggregate_trajectory(values, decay)))
+        return scorer_pb2.I2DAggregatesResponse(trajectories=out, fingerprint=self._fingerprint)
+
+
+def _unique(what: str, names: list[str], composite_name: str) -> None:
+    seen = set()
+    for n in names:
+        if n in seen:
+            raise InvalidArgument(f"composite {composite_name}: {what} {n!r} appears twice")
+        seen.add(n)
+
+
+def _scored(name: str, higher_is_better: bool, compute) -> scorer_pb2.CompositeResult:
+    """The composite's scores and ranks, or the reason it has none (a missing metric is a fact of the
+    run, reported in its row, not a bad request)."""
+    result = scorer_pb2.CompositeResult(name=name, higher_is_better=higher_is_better)
+    try:
+        scores = compute()
+    except composite.CompositeError as e:
+        result.error = str(e)
+        return result
+    ranks = composite.ranks(scores, higher_is_better)
+    result.scores.extend(scorer_pb2.SystemScore(system=s, score=scores[s], rank=ranks[s]) for s in sorted(scores))
+    return result
+
+
+def _generator_composite(c: scorer_pb2.GeneratorComposite) -> scorer_pb2.CompositeResult:
+    eps = c.epsilon if c.HasField("epsilon") else composite.EPSILON
+    if not 0 <= eps < 1:
+        raise InvalidArgument(f"composite {c.name}: epsilon {eps} is outside [0, 1)")
+    _unique("system", [s.system for s in c.systems], c.name)
+    _unique("weighted metric", [w.metric for w in c.weights], c.name)
+    table = {s.system: dict(s.values) for s in c.systems}
+    weights = {w.metric: w.weight for w in c.weights}
+    return _scored(c.name, True, lambda: composite.generator_scores(table, weights, eps))
+
+
+def _detector_composite(c: scorer_pb2.DetectorComposite) -> scorer_pb2.CompositeResult:
+    alpha = c.alpha if c.HasField("alpha") else composite.DETECTOR_ALPHA
+    if not 0 <= alpha <= 1:
+        raise InvalidArgument(f"composite {c.name}: alpha {alpha} is outside [0, 1]")
+    _unique("detector x generator pair", [f"{p.detector} x {p.generator}" for p in c.pairs], c.name)
+    pairs = [{"detector": p.detector, "generator": p.generator, "eer": p.eer, "cllr": p.cllr, "min_dcf": p.min_dcf}
+             for p in c.pairs]
+    return _scored(c.name, False, lambda: composite.detector_scores(pairs, dict(c.params_m), alpha, dict(c.challenge)))
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -6,7 +6,6 @@ from .registry import ClipInputs, Metric, MetricInputError, ratio_of_sums
 
 class RealTimeFactor(Metric):
     name = "rtf"
-    higher_is_better = False
     aggregation = "sum(generation wall seconds) / sum(generated audio seconds)"
     description = "Real-time factor: seconds of the generator's native call per second of audio produced."
     needs = ("timing",)

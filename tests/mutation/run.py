@@ -64,12 +64,12 @@ class Target:
 
 
 TARGETS = [
-    Target("detection", ("scorers/detection.py",),
-           ("tests/scorers/test_detection.py", "tests/scorers/test_calibration_loss.py")),
-    Target("bootstrap", ("scorers/bootstrap.py",), ("tests/scorers/test_bootstrap.py",)),
-    Target("composite", ("scorers/composite.py",),
-           ("tests/scorers/test_composite.py", "tests/orchestrator/test_offline_cli.py", "-k", "composite")),
-    Target("i2d", ("scorers/i2d.py",), ("tests/scorers/test_i2d.py",)),
+    Target("detection", ("voxarena/stats/detection.py",),
+           ("tests/voxarena/stats/test_detection.py", "tests/scorers/test_calibration_loss.py")),
+    Target("bootstrap", ("voxarena/stats/bootstrap.py",), ("tests/voxarena/stats/test_bootstrap.py",)),
+    Target("composite", ("voxarena/stats/composite.py",),
+           ("tests/voxarena/stats/test_composite.py", "tests/orchestrator/test_offline_cli.py", "-k", "composite")),
+    Target("i2d", ("voxarena/stats/i2d.py",), ("tests/voxarena/stats/test_i2d.py",)),
     Target("channel", ("orchestrator/channel.py",), ("tests/orchestrator/test_channel.py",)),
     Target("sdk", ("services/sdk/errors.py", "services/sdk/server.py"), ("tests/services/test_sdk_server.py",),
            only=("GetInfo", "_to_request", "_bounded", "Synthesize", "_clip", "Score", "ScoreBatch",

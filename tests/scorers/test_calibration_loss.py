@@ -46,7 +46,7 @@ def test_calibration_loss_interval_is_the_paired_bootstrap():
     point = _cllr(bona, spoof) - _min_cllr(bona, spoof)
     assert got.cllr - got.min_cllr == pytest.approx(point, abs=1e-9) and point > 0.05
 
-    # The same resamples as scorers.bootstrap (speakers drawn with all their trials, seeded), recomputed.
+    # The same resamples as voxarena.stats.bootstrap (speakers drawn with all their trials, seeded), recomputed.
     clusters = np.array(bc + sc)
     scores = np.r_[bona, spoof]
     is_bona = np.arange(scores.size) < bona.size

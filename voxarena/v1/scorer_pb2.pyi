@@ -264,3 +264,174 @@ class DetectionMetricsResponse(_message.Message):
     SETS_FIELD_NUMBER: _ClassVar[int]
     sets: _containers.RepeatedCompositeFieldContainer[DetectionMetrics]
     def __init__(self, sets: _Optional[_Iterable[_Union[DetectionMetrics, _Mapping]]] = ...) -> None: ...
+
+class SystemMetrics(_message.Message):
+    __slots__ = ("system", "values")
+    class ValuesEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: float
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[float] = ...) -> None: ...
+    SYSTEM_FIELD_NUMBER: _ClassVar[int]
+    VALUES_FIELD_NUMBER: _ClassVar[int]
+    system: str
+    values: _containers.ScalarMap[str, float]
+    def __init__(self, system: _Optional[str] = ..., values: _Optional[_Mapping[str, float]] = ...) -> None: ...
+
+class MetricWeight(_message.Message):
+    __slots__ = ("metric", "weight")
+    METRIC_FIELD_NUMBER: _ClassVar[int]
+    WEIGHT_FIELD_NUMBER: _ClassVar[int]
+    metric: str
+    weight: float
+    def __init__(self, metric: _Optional[str] = ..., weight: _Optional[float] = ...) -> None: ...
+
+class GeneratorComposite(_message.Message):
+    __slots__ = ("name", "systems", "weights", "epsilon")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    SYSTEMS_FIELD_NUMBER: _ClassVar[int]
+    WEIGHTS_FIELD_NUMBER: _ClassVar[int]
+    EPSILON_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    systems: _containers.RepeatedCompositeFieldContainer[SystemMetrics]
+    weights: _containers.RepeatedCompositeFieldContainer[MetricWeight]
+    epsilon: float
+    def __init__(self, name: _Optional[str] = ..., systems: _Optional[_Iterable[_Union[SystemMetrics, _Mapping]]] = ..., weights: _Optional[_Iterable[_Union[MetricWeight, _Mapping]]] = ..., epsilon: _Optional[float] = ...) -> None: ...
+
+class DetectorPair(_message.Message):
+    __slots__ = ("detector", "generator", "eer", "cllr", "min_dcf")
+    DETECTOR_FIELD_NUMBER: _ClassVar[int]
+    GENERATOR_FIELD_NUMBER: _ClassVar[int]
+    EER_FIELD_NUMBER: _ClassVar[int]
+    CLLR_FIELD_NUMBER: _ClassVar[int]
+    MIN_DCF_FIELD_NUMBER: _ClassVar[int]
+    detector: str
+    generator: str
+    eer: float
+    cllr: float
+    min_dcf: float
+    def __init__(self, detector: _Optional[str] = ..., generator: _Optional[str] = ..., eer: _Optional[float] = ..., cllr: _Optional[float] = ..., min_dcf: _Optional[float] = ...) -> None: ...
+
+class DetectorComposite(_message.Message):
+    __slots__ = ("name", "pairs", "params_m", "alpha", "challenge")
+    class ParamsMEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: float
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[float] = ...) -> None: ...
+    class ChallengeEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: float
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[float] = ...) -> None: ...
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    PAIRS_FIELD_NUMBER: _ClassVar[int]
+    PARAMS_M_FIELD_NUMBER: _ClassVar[int]
+    ALPHA_FIELD_NUMBER: _ClassVar[int]
+    CHALLENGE_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    pairs: _containers.RepeatedCompositeFieldContainer[DetectorPair]
+    params_m: _containers.ScalarMap[str, float]
+    alpha: float
+    challenge: _containers.ScalarMap[str, float]
+    def __init__(self, name: _Optional[str] = ..., pairs: _Optional[_Iterable[_Union[DetectorPair, _Mapping]]] = ..., params_m: _Optional[_Mapping[str, float]] = ..., alpha: _Optional[float] = ..., challenge: _Optional[_Mapping[str, float]] = ...) -> None: ...
+
+class CompositeRequest(_message.Message):
+    __slots__ = ("generators", "detectors")
+    GENERATORS_FIELD_NUMBER: _ClassVar[int]
+    DETECTORS_FIELD_NUMBER: _ClassVar[int]
+    generators: _containers.RepeatedCompositeFieldContainer[GeneratorComposite]
+    detectors: _containers.RepeatedCompositeFieldContainer[DetectorComposite]
+    def __init__(self, generators: _Optional[_Iterable[_Union[GeneratorComposite, _Mapping]]] = ..., detectors: _Optional[_Iterable[_Union[DetectorComposite, _Mapping]]] = ...) -> None: ...
+
+class SystemScore(_message.Message):
+    __slots__ = ("system", "score", "rank")
+    SYSTEM_FIELD_NUMBER: _ClassVar[int]
+    SCORE_FIELD_NUMBER: _ClassVar[int]
+    RANK_FIELD_NUMBER: _ClassVar[int]
+    system: str
+    score: float
+    rank: int
+    def __init__(self, system: _Optional[str] = ..., score: _Optional[float] = ..., rank: _Optional[int] = ...) -> None: ...
+
+class CompositeResult(_message.Message):
+    __slots__ = ("name", "higher_is_better", "scores", "error")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    HIGHER_IS_BETTER_FIELD_NUMBER: _ClassVar[int]
+    SCORES_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    higher_is_better: bool
+    scores: _containers.RepeatedCompositeFieldContainer[SystemScore]
+    error: str
+    def __init__(self, name: _Optional[str] = ..., higher_is_better: _Optional[bool] = ..., scores: _Optional[_Iterable[_Union[SystemScore, _Mapping]]] = ..., error: _Optional[str] = ...) -> None: ...
+
+class CompositeResponse(_message.Message):
+    __slots__ = ("results", "fingerprint")
+    class FingerprintEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    RESULTS_FIELD_NUMBER: _ClassVar[int]
+    FINGERPRINT_FIELD_NUMBER: _ClassVar[int]
+    results: _containers.RepeatedCompositeFieldContainer[CompositeResult]
+    fingerprint: _containers.ScalarMap[str, str]
+    def __init__(self, results: _Optional[_Iterable[_Union[CompositeResult, _Mapping]]] = ..., fingerprint: _Optional[_Mapping[str, str]] = ...) -> None: ...
+
+class Trajectory(_message.Message):
+    __slots__ = ("name", "values", "higher_is_better")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    VALUES_FIELD_NUMBER: _ClassVar[int]
+    HIGHER_IS_BETTER_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    values: _containers.RepeatedScalarFieldContainer[float]
+    higher_is_better: bool
+    def __init__(self, name: _Optional[str] = ..., values: _Optional[_Iterable[float]] = ..., higher_is_better: _Optional[bool] = ...) -> None: ...
+
+class I2DAggregatesRequest(_message.Message):
+    __slots__ = ("trajectories", "ewa_decay")
+    TRAJECTORIES_FIELD_NUMBER: _ClassVar[int]
+    EWA_DECAY_FIELD_NUMBER: _ClassVar[int]
+    trajectories: _containers.RepeatedCompositeFieldContainer[Trajectory]
+    ewa_decay: float
+    def __init__(self, trajectories: _Optional[_Iterable[_Union[Trajectory, _Mapping]]] = ..., ewa_decay: _Optional[float] = ...) -> None: ...
+
+class TrajectoryAggregates(_message.Message):
+    __slots__ = ("name", "iterations", "mean", "lwa", "ewa", "auc")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    ITERATIONS_FIELD_NUMBER: _ClassVar[int]
+    MEAN_FIELD_NUMBER: _ClassVar[int]
+    LWA_FIELD_NUMBER: _ClassVar[int]
+    EWA_FIELD_NUMBER: _ClassVar[int]
+    AUC_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    iterations: int
+    mean: float
+    lwa: float
+    ewa: float
+    auc: float
+    def __init__(self, name: _Optional[str] = ..., iterations: _Optional[int] = ..., mean: _Optional[float] = ..., lwa: _Optional[float] = ..., ewa: _Optional[float] = ..., auc: _Optional[float] = ...) -> None: ...
+
+class I2DAggregatesResponse(_message.Message):
+    __slots__ = ("trajectories", "fingerprint")
+    class FingerprintEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    TRAJECTORIES_FIELD_NUMBER: _ClassVar[int]
+    FINGERPRINT_FIELD_NUMBER: _ClassVar[int]
+    trajectories: _containers.RepeatedCompositeFieldContainer[TrajectoryAggregates]
+    fingerprint: _containers.ScalarMap[str, str]
+    def __init__(self, trajectories: _Optional[_Iterable[_Union[TrajectoryAggregates, _Mapping]]] = ..., fingerprint: _Optional[_Mapping[str, str]] = ...) -> None: ...

@@ -55,6 +55,16 @@ class ScorerServiceStub:
                 request_serializer=voxarena_dot_v1_dot_scorer__pb2.DetectionMetricsRequest.SerializeToString,
                 response_deserializer=voxarena_dot_v1_dot_scorer__pb2.DetectionMetricsResponse.FromString,
                 _registered_method=True)
+        self.Composite = channel.unary_unary(
+                '/voxarena.v1.ScorerService/Composite',
+                request_serializer=voxarena_dot_v1_dot_scorer__pb2.CompositeRequest.SerializeToString,
+                response_deserializer=voxarena_dot_v1_dot_scorer__pb2.CompositeResponse.FromString,
+                _registered_method=True)
+        self.I2DAggregates = channel.unary_unary(
+                '/voxarena.v1.ScorerService/I2DAggregates',
+                request_serializer=voxarena_dot_v1_dot_scorer__pb2.I2DAggregatesRequest.SerializeToString,
+                response_deserializer=voxarena_dot_v1_dot_scorer__pb2.I2DAggregatesResponse.FromString,
+                _registered_method=True)
 
 
 class ScorerServiceServicer:
@@ -84,6 +94,20 @@ class ScorerServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Composite(self, request, context):
+        """The SoK paper's composite scores and ranks of generators and detectors from their figures.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def I2DAggregates(self, request, context):
+        """Mean, LWA, EWA and AUC of I2D trajectories.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ScorerServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -106,6 +130,16 @@ def add_ScorerServiceServicer_to_server(servicer, server):
                     servicer.DetectionMetrics,
                     request_deserializer=voxarena_dot_v1_dot_scorer__pb2.DetectionMetricsRequest.FromString,
                     response_serializer=voxarena_dot_v1_dot_scorer__pb2.DetectionMetricsResponse.SerializeToString,
+            ),
+            'Composite': grpc.unary_unary_rpc_method_handler(
+                    servicer.Composite,
+                    request_deserializer=voxarena_dot_v1_dot_scorer__pb2.CompositeRequest.FromString,
+                    response_serializer=voxarena_dot_v1_dot_scorer__pb2.CompositeResponse.SerializeToString,
+            ),
+            'I2DAggregates': grpc.unary_unary_rpc_method_handler(
+                    servicer.I2DAggregates,
+                    request_deserializer=voxarena_dot_v1_dot_scorer__pb2.I2DAggregatesRequest.FromString,
+                    response_serializer=voxarena_dot_v1_dot_scorer__pb2.I2DAggregatesResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -216,6 +250,60 @@ class ScorerService:
             '/voxarena.v1.ScorerService/DetectionMetrics',
             voxarena_dot_v1_dot_scorer__pb2.DetectionMetricsRequest.SerializeToString,
             voxarena_dot_v1_dot_scorer__pb2.DetectionMetricsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Composite(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/voxarena.v1.ScorerService/Composite',
+            voxarena_dot_v1_dot_scorer__pb2.CompositeRequest.SerializeToString,
+            voxarena_dot_v1_dot_scorer__pb2.CompositeResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def I2DAggregates(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/voxarena.v1.ScorerService/I2DAggregates',
+            voxarena_dot_v1_dot_scorer__pb2.I2DAggregatesRequest.SerializeToString,
+            voxarena_dot_v1_dot_scorer__pb2.I2DAggregatesResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -3,7 +3,7 @@ import grpc
 import numpy as np
 import pytest
 
-from scorers.detection import cllr, min_cllr
+from voxarena.stats.detection import cllr, min_cllr
 from services.detectors.calibration import fit_llr_calibration
 from services.sdk import AudioClip, DetectorModel
 from services.sdk.server import create_model_server

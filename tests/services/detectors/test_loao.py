@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from scorers.detection import cllr
+from voxarena.stats.detection import cllr
 from services.detectors.calibration import fit_llr_calibration
 from services.detectors.training.data import TrainingClip
 from services.detectors.training.loao import fold_split, loao_calibration

@@ -20,6 +20,7 @@ import math
 import numpy as np
 
 AGGREGATES = ("mean", "lwa", "ewa", "auc")
+EWA_DECAY = 0.5   # the paper's
 
 
 def oriented(value: float, higher_is_better: bool) -> float:
@@ -27,7 +28,7 @@ def oriented(value: float, higher_is_better: bool) -> float:
     return value if higher_is_better else 1.0 - value
 
 
-def aggregate_trajectory(values: list[float], ewa_decay: float = 0.5) -> dict[str, float]:
+def aggregate_trajectory(values: list[float], ewa_decay: float = EWA_DECAY) -> dict[str, float]:
     """Mean, LWA, EWA and trapezoid AUC of ``values`` (iteration 1 first), all NaN if any is missing."""
     x = np.asarray(values, dtype=np.float64)
     if x.size == 0 or not np.all(np.isfinite(x)):

@@ -5,8 +5,8 @@ import math
 
 import pytest
 
-from scorers.composite import (DETECTOR_ALPHA, EPSILON, RECONSTRUCTION_WEIGHTS, TTS_WEIGHTS, CompositeError,
-                               detector_scores, generator_scores)
+from voxarena.stats.composite import (DETECTOR_ALPHA, EPSILON, RECONSTRUCTION_WEIGHTS, TTS_WEIGHTS, CompositeError,
+                                      detector_scores, generator_scores, ranks)
 
 
 def test_the_papers_constants():
@@ -79,3 +79,27 @@ def test_challenge_scores_weight_the_generators():
              {"detector": "b", "generator": "g2", "eer": 0.4, "cllr": 1.0, "min_dcf": 0.8}]
     got = detector_scores(pairs, {"a": 1.0, "b": 1.0}, alpha=1.0, challenge={"g1": 3.0})
     assert got == pytest.approx({"a": 0.75, "b": 0.25})
+
+
+def test_every_metric_enters_in_its_own_direction():
+    # Two systems, one metric: the better one gets 1, the other eps. MCD and the pocketsphinx WER are
+    # distances / error rates (lower is better); STOI and MOS predictions are higher-is-better.
+    table = {"A": {"mcd": 4.0, "wer_pocketsphinx": 0.1, "stoi": 0.9, "mos_distill": 3.0},
+             "B": {"mcd": 6.0, "wer_pocketsphinx": 0.3, "stoi": 0.7, "mos_distill": 4.0}}
+    assert generator_scores(table, {"mcd": 1.0}) == pytest.approx({"A": 1.0, "B": 0.1})
+    assert generator_scores(table, {"wer_pocketsphinx": 1.0}) == pytest.approx({"A": 1.0, "B": 0.1})
+    assert generator_scores(table, {"stoi": 1.0}) == pytest.approx({"A": 1.0, "B": 0.1})
+    assert generator_scores(table, {"mos_distill": 1.0}) == pytest.approx({"A": 0.1, "B": 1.0})
+
+
+def test_a_weight_without_a_known_direction_is_refused():
+    with pytest.raises(CompositeError, match="weighted metric 'estoi' has no known direction.*params_m"):
+        generator_scores({"A": {"estoi": 0.5}, "B": {"estoi": 0.7}}, {"estoi": 1.0})
+
+
+def test_ranks_best_first_and_ties_by_name():
+    assert ranks({"a": 0.2, "b": 0.9, "c": 0.5}, higher_is_better=True) == {"b": 1, "c": 2, "a": 3}
+    assert ranks({"a": 0.2, "b": 0.9, "c": 0.5}, higher_is_better=False) == {"a": 1, "c": 2, "b": 3}
+    assert ranks({"z": 0.5, "m": 0.5, "a": 0.1}, higher_is_better=True) == {"m": 1, "z": 2, "a": 3}
+    assert ranks({"z": 0.5, "m": 0.5, "a": 0.9}, higher_is_better=False) == {"m": 1, "z": 2, "a": 3}
+    assert ranks({}, higher_is_better=True) == {}

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from scorers.bootstrap import cluster_intervals
+from voxarena.stats.bootstrap import cluster_intervals
 
 
 def test_interval_brackets_the_mean_and_is_seeded():

@@ -4,7 +4,7 @@ import math
 import numpy as np
 import pytest
 
-from scorers import detection as D
+from voxarena.stats import detection as D
 
 BONA = np.array([0.9, 0.8, 0.3])
 SPOOF = np.array([0.5, 0.2, 0.1, 0.4])

@@ -2,21 +2,26 @@
 
 Generators (higher is better): F = sum_i w_i * M_i,norm with M_norm = eps + (1 - eps) * t, where t
 is the min-max normalisation of the metric over the systems compared, flipped (1 - t) for
-lower-is-better metrics; the parameter count enters as its natural log. A system without trainable
-parameters (rule-based, DSP) gets the best parameter term. A metric missing for every system is
-dropped and the remaining weights renormalised.
+lower-is-better metrics (the direction is the metric's own, ``voxarena.default_metrics.HIGHER_IS_BETTER``);
+the parameter count ``params_m`` (millions, lower is better) enters as its natural log. A system without
+trainable parameters (rule-based, DSP) gets the best parameter term. A metric missing for every system
+is dropped and the remaining weights renormalised.
 
 Detectors (lower is better): S_i = alpha * P_i + (1 - alpha) * C_i, P_i = sum_j w_j A_ij,
 A_ij = mean of the min-max normalised EER, Cllr and minDCF (min and max over all pairs, per metric),
 w_j = R_j / sum_k R_k (challenge scores, equal by default), C_i = min-max normalised log parameter count.
+
+Ranks: 1 is the best system (highest F, lowest S); equal scores are ranked by system name.
 """
 from __future__ import annotations
 
 import math
 
+from voxarena.default_metrics import HIGHER_IS_BETTER
+
 TTS_WEIGHTS = {"dnsmos": 0.25, "sim": 0.25, "psnr": 0.15, "wer": 0.20, "rtf": 0.075, "params_m": 0.075}
 RECONSTRUCTION_WEIGHTS = {"dnsmos": 0.25, "pesq": 0.225, "psnr": 0.15, "ssim": 0.225, "rtf": 0.075, "params_m": 0.075}
-LOWER_IS_BETTER = {"wer", "cer", "rtf", "params_m", "ls_mse", "mcd"}
+PARAMS = "params_m"   # the model-size term: parameter count in millions
 EPSILON = 0.1
 DETECTOR_ALPHA = 0.8
 
@@ -38,10 +43,20 @@ def _normalise(values: dict[str, float], lower_is_better: bool, eps: float) -> d
     return out
 
 
+def _higher_is_better(metric: str) -> bool:
+    if metric == PARAMS:
+        return False
+    if metric not in HIGHER_IS_BETTER:
+        raise CompositeError(f"weighted metric {metric!r} has no known direction: weights name scorer metrics "
+                             f"({', '.join(sorted(HIGHER_IS_BETTER))}) or {PARAMS}")
+    return HIGHER_IS_BETTER[metric]
+
+
 def generator_scores(table: dict[str, dict[str, float]], weights: dict[str, float], eps: float = EPSILON) -> dict[str, float]:
     """``table``: system -> {metric: value}. Returns system -> composite score (higher is better)."""
     if not table:
         raise CompositeError("no systems to compare")
+    direction = {m: _higher_is_better(m) for m in weights}
     systems = sorted(table)
     usable = {m: w for m, w in weights.items() if any(not _is_missing(table[s].get(m)) for s in systems)}
     if not usable:
@@ -52,14 +67,14 @@ def generator_scores(table: dict[str, dict[str, float]], weights: dict[str, floa
         raw = {}
         for s in systems:
             v = table[s].get(metric)
-            if metric == "params_m":
+            if metric == PARAMS:
                 if _is_missing(v) or v <= 0:
                     continue  # no trainable parameters: best term below
                 v = math.log(v)
             elif _is_missing(v):
                 raise CompositeError(f"{s}: metric {metric} is missing (it is present for other systems)")
             raw[s] = float(v)
-        norm = _normalise(raw, metric in LOWER_IS_BETTER, eps) if raw else {}
+        norm = _normalise(raw, not direction[metric], eps) if raw else {}
         for s in systems:
             scores[s] += (w / total_w) * norm.get(s, 1.0)
     return scores
@@ -101,3 +116,9 @@ def detector_scores(pairs: list[dict], params_m: dict[str, float], alpha: float 
         c_i = (logs[d] - lmin) / (lmax - lmin) if lmax != lmin else 0.0
         out[d] = alpha * p_i + (1 - alpha) * c_i
     return out
+
+
+def ranks(scores: dict[str, float], higher_is_better: bool) -> dict[str, int]:
+    """System -> rank, 1 for the best; equal scores are ranked by system name."""
+    ordered = sorted(scores, key=lambda k: (-scores[k] if higher_is_better else scores[k], k))
+    return {s: n for n, s in enumerate(ordered, 1)}

@@ -5,7 +5,7 @@ import math
 
 import pytest
 
-from scorers.i2d import aggregate_trajectory, oriented
+from voxarena.stats.i2d import aggregate_trajectory, oriented
 
 
 def test_aggregates_by_hand():
