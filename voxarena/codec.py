@@ -6,14 +6,16 @@ only this module knows the wire encoding. Decoding validates and names what is w
 from __future__ import annotations
 
 import io
+import os
 from dataclasses import dataclass
+from typing import Any, BinaryIO
 
 import numpy as np
 import soundfile as sf
 
 from voxarena.v1 import common_pb2
 
-_SAMPLE_DTYPES = {
+_SAMPLE_DTYPES: dict[common_pb2.AudioEncoding, np.dtype[Any]] = {
     common_pb2.PCM_S16LE: np.dtype("<i2"),
     common_pb2.PCM_F32LE: np.dtype("<f4"),
 }
@@ -94,7 +96,7 @@ def _without_peak_chunk(wav: bytes) -> bytes:
     return body[:4] + (len(body) - 8).to_bytes(4, "little") + body[8:]
 
 
-def read_audio_file(path, what: str | None = None) -> AudioClip:
+def read_audio_file(path: str | os.PathLike[str] | BinaryIO, what: str | None = None) -> AudioClip:
     """Read a mono audio file (WAV, FLAC, ...; a path or a binary file object), keeping 16-bit files as int16."""
     info = sf.info(path)
     if info.channels != 1:
@@ -113,7 +115,8 @@ def resample(samples: np.ndarray, orig_rate: int, target_rate: int) -> np.ndarra
         return x
     import soxr
 
-    return soxr.resample(x, orig_rate, target_rate, quality="HQ").astype(np.float32)
+    y: np.ndarray = soxr.resample(x, orig_rate, target_rate, quality="HQ").astype(np.float32)
+    return y
 
 
 RESAMPLER = "soxr-HQ"

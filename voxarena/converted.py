@@ -15,6 +15,7 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from voxarena.hashing import sha256_file
 
@@ -34,7 +35,7 @@ def models_dir() -> Path:
 class ConvertedModel:
     name: str
     directory: Path
-    provenance: dict
+    provenance: dict[str, Any]   # provenance.json as loaded
 
     def path(self, filename: str) -> Path:
         return self.directory / filename
@@ -48,7 +49,8 @@ class ConvertedModel:
     @property
     def sha256(self) -> str:
         """The converted file's sha256 (the first file when there are several)."""
-        return next(iter(self.provenance["files"].values()))
+        sha: str = next(iter(self.provenance["files"].values()))
+        return sha
 
     def metadata(self) -> dict[str, str]:
         """GetInfo metadata: the source weights and the conversion check, flattened to strings."""
