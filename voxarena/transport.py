@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import hmac
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import grpc
 
@@ -67,8 +69,10 @@ class ServerSecurity:
         return self.cert is not None
 
     def credentials(self) -> grpc.ServerCredentials | None:
-        if not self.tls:
+        if self.cert is None:
             return None
+        if self.key is None:
+            raise TransportConfigError("a TLS certificate needs its private key (--tls-key)")
         return grpc.ssl_server_credentials([(self.key, self.cert)], root_certificates=self.client_ca,
                                            require_client_auth=self.client_ca is not None)
 
@@ -80,13 +84,20 @@ class ServerSecurity:
         return mode + (" + bearer token" if self.token else "")
 
 
-class BearerTokenInterceptor(grpc.ServerInterceptor):
+if TYPE_CHECKING:   # grpc's classes are not generic at run time
+    # A handler of any of the four call shapes, as grpc passes it to interceptors.
+    MethodHandler: TypeAlias = grpc.RpcMethodHandler[Any, Any]
+    Continuation: TypeAlias = Callable[[grpc.HandlerCallDetails], MethodHandler | None]
+
+
+class BearerTokenInterceptor(grpc.ServerInterceptor):  # type: ignore[misc]  # grpc ships no type stubs
     """UNAUTHENTICATED for a call without the right ``authorization: Bearer`` metadata (health exempt)."""
 
     def __init__(self, token: str) -> None:
         self._expected = f"Bearer {token}".encode()
 
-    def intercept_service(self, continuation, handler_call_details):
+    def intercept_service(self, continuation: Continuation,
+                          handler_call_details: grpc.HandlerCallDetails) -> MethodHandler | None:
         if handler_call_details.method.startswith(UNAUTHENTICATED_METHODS):
             return continuation(handler_call_details)
         sent = dict(handler_call_details.invocation_metadata or ()).get("authorization", "")
@@ -95,8 +106,8 @@ class BearerTokenInterceptor(grpc.ServerInterceptor):
         return _refusal(continuation(handler_call_details))
 
 
-def _refusal(handler):
-    def deny(request, context):
+def _refusal(handler: MethodHandler | None) -> MethodHandler | None:
+    def deny(request: object, context: grpc.ServicerContext) -> None:
         context.abort(grpc.StatusCode.UNAUTHENTICATED, "missing or wrong bearer token")
 
     if handler is None:

@@ -118,6 +118,8 @@ def test_a_token_is_never_sent_in_plaintext_and_settings_are_checked(certs, monk
         ServerSecurity.from_settings(str(certs["dir"] / "server.pem"), None, None, None)
     with pytest.raises(TransportConfigError, match="no-such.pem"):
         ServerSecurity.from_settings("/no-such.pem", "/no-such.key", None, None)
+    with pytest.raises(TransportConfigError, match="needs its private key"):
+        ServerSecurity(cert=(certs["dir"] / "server.pem").read_bytes()).credentials()
     assert TOKEN not in repr(ClientSecurity.from_settings(ca=str(certs["dir"] / "ca.pem"), token_env="CLIENT_TOKEN"))
 
 
