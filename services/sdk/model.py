@@ -12,7 +12,7 @@ from typing import ClassVar
 
 from voxarena.codec import AudioClip
 
-from .errors import InvalidArgument
+from .errors import InternalError, InvalidArgument
 
 
 @dataclass(frozen=True)
@@ -46,6 +46,19 @@ class SynthesisRequest:
     source_audio: AudioClip | None = None
     parameters: dict[str, str] = field(default_factory=dict)
 
+    def reference_clip(self) -> AudioClip:
+        """``reference_audio``, which the server guarantees to the tasks that take it (``voxarena.tasks``)."""
+        return self._given(self.reference_audio, "reference_audio")
+
+    def source_clip(self) -> AudioClip:
+        """``source_audio``, which the server guarantees to the tasks that take it (``voxarena.tasks``)."""
+        return self._given(self.source_audio, "source_audio")
+
+    def _given(self, clip: AudioClip | None, field_name: str) -> AudioClip:
+        if clip is None:   # the model read an input its task does not take: a server fault (INTERNAL)
+            raise InternalError(f"{self.task} request carries no {field_name}")
+        return clip
+
 
 @dataclass
 class SynthesisResult:
@@ -56,12 +69,17 @@ class SynthesisResult:
 
 
 class _ModelBase(abc.ABC):
-    """Identity, readiness and option parsing shared by both roles."""
+    """Identity, readiness and option parsing shared by both roles.
+
+    The GetInfo facts are class attributes; the few an instance may settle itself (a rate read from
+    the loaded checkpoint, tasks narrowed by a constructor flag) are instance attributes with a class
+    default.
+    """
 
     name: ClassVar[str] = ""
     version: ClassVar[str] = "0.0.0"
     licence: ClassVar[str] = ""
-    native_sample_rate: ClassVar[int] = 16000
+    native_sample_rate: int = 16000
     deterministic: ClassVar[bool] = True
     timing_scope: ClassVar[str] = ""
     options: ClassVar[tuple[Option, ...]] = ()
@@ -115,7 +133,7 @@ class GeneratorModel(_ModelBase):
     """A voice generator. Subclasses set ``family``, ``tasks``, ``voices`` and implement ``synthesize``."""
 
     family: ClassVar[str] = ""
-    tasks: ClassVar[tuple[str, ...]] = ("TTS",)
+    tasks: tuple[str, ...] = ("TTS",)
     voices: ClassVar[tuple[Voice, ...]] = ()
     # Longest text (characters) and source audio (seconds) the service accepts.
     max_text_chars: ClassVar[int] = 5000

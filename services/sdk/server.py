@@ -14,9 +14,11 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Callable
 from concurrent import futures
 from dataclasses import dataclass
-from typing import Callable
+from types import FrameType
+from typing import TYPE_CHECKING, Any
 
 import grpc
 from google.protobuf import timestamp_pb2
@@ -24,7 +26,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from voxarena import PORT_ANNOUNCEMENT
-from voxarena.codec import AudioFormatError, decode_audio, encode_audio
+from voxarena.codec import AudioClip, AudioFormatError, decode_audio, encode_audio
 from voxarena.lifecycle import die_with_parent
 from voxarena.tasks import task_inputs
 from voxarena.transport import (DEFAULT_TOKEN_ENV, ENV_CERT, ENV_CLIENT_CA, ENV_KEY, ServerSecurity,
@@ -33,6 +35,9 @@ from voxarena.v1 import common_pb2, detector_pb2, detector_pb2_grpc, generator_p
 
 from .errors import InvalidArgument, NotReady, ServiceError, Unimplemented
 from .model import DetectorModel, GeneratorModel, SynthesisRequest, _ModelBase
+
+if TYPE_CHECKING:
+    from voxarena.transport import Continuation, MethodHandler
 
 log = logging.getLogger("voxarena.service")
 
@@ -83,7 +88,7 @@ def _options(model: _ModelBase) -> list[common_pb2.OptionSpec]:
     return [common_pb2.OptionSpec(name=o.name, description=o.description, default_value=o.default) for o in model.options]
 
 
-def _decode(msg: common_pb2.Audio, what: str):
+def _decode(msg: common_pb2.Audio, what: str) -> AudioClip:
     try:
         return decode_audio(msg, what)
     except AudioFormatError as e:
@@ -106,7 +111,7 @@ class GeneratorServicer(_ModelServicer, generator_pb2_grpc.GeneratorServiceServi
 
     model: GeneratorModel
 
-    def GetInfo(self, request, context):
+    def GetInfo(self, request: common_pb2.GetInfoRequest, context: grpc.ServicerContext) -> generator_pb2.GeneratorInfo:
         self._require_ready()
         m = self.model
         return generator_pb2.GeneratorInfo(
@@ -148,13 +153,14 @@ class GeneratorServicer(_ModelServicer, generator_pb2_grpc.GeneratorServiceServi
             out.source_audio = self._bounded(_decode(req.source_audio, "source_audio"), "source_audio")
         return out
 
-    def _bounded(self, clip, what: str):
+    def _bounded(self, clip: AudioClip, what: str) -> AudioClip:
         if clip.duration > self.model.max_source_seconds:
             raise InvalidArgument(f"{what} is {clip.duration:.1f} s; {self.model.name} accepts at most "
                                   f"{self.model.max_source_seconds:.0f} s")
         return clip
 
-    def Synthesize(self, request, context):
+    def Synthesize(self, request: generator_pb2.SynthesizeRequest,
+                   context: grpc.ServicerContext) -> generator_pb2.SynthesizeResponse:
         self._require_ready()
         req = self._to_request(request)
         with _Stopwatch(self.model.timing_scope) as sw:
@@ -169,7 +175,7 @@ class GeneratorServicer(_ModelServicer, generator_pb2_grpc.GeneratorServiceServi
 class DetectorServicer(_ModelServicer, detector_pb2_grpc.DetectorServiceServicer):
     model: DetectorModel
 
-    def GetInfo(self, request, context):
+    def GetInfo(self, request: common_pb2.GetInfoRequest, context: grpc.ServicerContext) -> detector_pb2.DetectorInfo:
         self._require_ready()
         m = self.model
         return detector_pb2.DetectorInfo(
@@ -177,7 +183,7 @@ class DetectorServicer(_ModelServicer, detector_pb2_grpc.DetectorServiceServicer
             max_batch_size=m.max_batch_size, options=_options(m),
         )
 
-    def _clip(self, item: detector_pb2.ScoreRequest):
+    def _clip(self, item: detector_pb2.ScoreRequest) -> AudioClip:
         if not item.request_id:
             raise InvalidArgument("request_id is empty")
         self.model.resolve_options(dict(item.parameters))
@@ -186,7 +192,7 @@ class DetectorServicer(_ModelServicer, detector_pb2_grpc.DetectorServiceServicer
             raise InvalidArgument(f"audio is {clip.duration:.1f} s; {self.model.name} accepts at most {self.model.max_seconds:.0f} s")
         return clip
 
-    def Score(self, request, context):
+    def Score(self, request: detector_pb2.ScoreRequest, context: grpc.ServicerContext) -> detector_pb2.ScoreResponse:
         self._require_ready()
         clip = self._clip(request)
         with _Stopwatch(self.model.timing_scope) as sw:
@@ -195,13 +201,14 @@ class DetectorServicer(_ModelServicer, detector_pb2_grpc.DetectorServiceServicer
             request_id=request.request_id, score=float(score), is_llr=self.model.serves_llr, timing=sw.to_proto()
         )
 
-    def ScoreBatch(self, request, context):
+    def ScoreBatch(self, request: detector_pb2.ScoreBatchRequest,
+                   context: grpc.ServicerContext) -> detector_pb2.ScoreBatchResponse:
         self._require_ready()
         m = self.model
         if len(request.items) > m.max_batch_size:
             raise InvalidArgument(f"batch of {len(request.items)} clips exceeds max_batch_size {m.max_batch_size}")
         outcomes: list[detector_pb2.ScoreBatchItem] = []
-        good: list[tuple[int, object]] = []
+        good: list[tuple[int, AudioClip]] = []
         for item in request.items:
             try:
                 good.append((len(outcomes), self._clip(item)))
@@ -224,19 +231,20 @@ class DetectorServicer(_ModelServicer, detector_pb2_grpc.DetectorServiceServicer
         return detector_pb2.ScoreBatchResponse(items=outcomes, timing=sw.to_proto())
 
 
-class ErrorMappingInterceptor(grpc.ServerInterceptor):
+class ErrorMappingInterceptor(grpc.ServerInterceptor):  # type: ignore[misc]  # grpc ships no type stubs
     """Maps ServiceError to its status code and anything else to INTERNAL; logs every call's latency.
 
     Every error message starts with the request id (or the batch size) so the client can name the item.
     """
 
-    def intercept_service(self, continuation, handler_call_details):
+    def intercept_service(self, continuation: Continuation,
+                          handler_call_details: grpc.HandlerCallDetails) -> MethodHandler | None:
         handler = continuation(handler_call_details)
         if handler is None or handler.unary_unary is None:
             return handler
         inner, method = handler.unary_unary, handler_call_details.method
 
-        def wrapper(request, context):
+        def wrapper(request: Any, context: grpc.ServicerContext) -> Any:
             rid = getattr(request, "request_id", "") or (
                 f"batch of {len(request.items)}" if hasattr(request, "items") else method
             )
@@ -277,13 +285,13 @@ class RunningServer:
 
 def _registration(model: _ModelBase) -> tuple[str, Callable[[grpc.Server], None]]:
     if isinstance(model, GeneratorModel):
-        servicer = GeneratorServicer(model)
+        generator = GeneratorServicer(model)
         name = generator_pb2.DESCRIPTOR.services_by_name["GeneratorService"].full_name
-        return name, lambda s: generator_pb2_grpc.add_GeneratorServiceServicer_to_server(servicer, s)
+        return name, lambda s: generator_pb2_grpc.add_GeneratorServiceServicer_to_server(generator, s)
     if isinstance(model, DetectorModel):
-        servicer = DetectorServicer(model)
+        detector = DetectorServicer(model)
         name = detector_pb2.DESCRIPTOR.services_by_name["DetectorService"].full_name
-        return name, lambda s: detector_pb2_grpc.add_DetectorServiceServicer_to_server(servicer, s)
+        return name, lambda s: detector_pb2_grpc.add_DetectorServiceServicer_to_server(detector, s)
     raise TypeError(f"{type(model).__name__} is neither a GeneratorModel nor a DetectorModel")
 
 
@@ -325,7 +333,7 @@ def create_server(
     return running
 
 
-def create_model_server(model: _ModelBase, address: str = "[::]:0", **kwargs) -> RunningServer:
+def create_model_server(model: _ModelBase, address: str = "[::]:0", **kwargs: Any) -> RunningServer:
     return create_server([_registration(model)], address, **kwargs)
 
 
@@ -360,7 +368,7 @@ def run_until_signalled(running: RunningServer, load: Callable[[], None], name: 
     """
     stop_requested = threading.Event()
 
-    def on_signal(signum, frame):
+    def on_signal(signum: int, frame: FrameType | None) -> None:
         log.info("%s: signal %s, draining", name, signum)
         stop_requested.set()
 

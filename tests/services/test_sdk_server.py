@@ -30,6 +30,8 @@ class EchoGenerator(GeneratorModel):
             raise RuntimeError("kaboom")
         if request.text == "refuse":
             raise InvalidArgument("cannot say that")
+        if request.text == "read source":   # a model bug: TTS carries no source audio
+            request.source_clip()
         if request.text == "no voice":   # a model that leaves the voice to the SDK
             return SynthesisResult(AudioClip(np.zeros(800, np.int16), 8000))
         gain = self.float_option(request.parameters, "gain", 0, 1)
@@ -131,6 +133,7 @@ def test_reconstruct_roundtrip(generator):
     (dict(voice="zz"), grpc.StatusCode.UNIMPLEMENTED, "voice 'zz'"),
     (dict(text="refuse"), grpc.StatusCode.INVALID_ARGUMENT, "cannot say that"),
     (dict(text="crash"), grpc.StatusCode.INTERNAL, "RuntimeError: kaboom"),
+    (dict(text="read source"), grpc.StatusCode.INTERNAL, "r-1: TTS request carries no source_audio"),
     (dict(task=generator_pb2.RECONSTRUCT, text=""), grpc.StatusCode.INVALID_ARGUMENT, "needs source_audio"),
     (dict(task=generator_pb2.RECONSTRUCT, source_audio=common_pb2.Audio(data=b"\x00", sample_rate=8000, channels=1,
           encoding=common_pb2.PCM_S16LE)), grpc.StatusCode.INVALID_ARGUMENT, "whole number"),
