@@ -6,6 +6,8 @@ bytes, whatever the seed (which is echoed).
 """
 from __future__ import annotations
 
+from typing import ClassVar
+
 from services.sdk import GeneratorModel, Option, SynthesisRequest, SynthesisResult, Voice
 from services.sdk.errors import InternalError
 from services.sdk.process_engine import program_version, require_program, run_engine, time_limit_for
@@ -19,7 +21,7 @@ class EspeakNgModel(GeneratorModel):
     native_sample_rate = 22050
     deterministic = True
     timing_scope = "synthesis: espeak-ng process run (start-up + synthesis + WAV write)"
-    voices = (
+    voices: ClassVar[tuple[Voice, ...]] = (
         Voice("en-us", "en-US", "American English, default male variant"),
         Voice("en-us+f3", "en-US", "American English, female variant f3"),
         Voice("en-us+m3", "en-US", "American English, male variant m3"),

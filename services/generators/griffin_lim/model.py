@@ -28,9 +28,9 @@ class GriffinLimModel(GeneratorModel):
                Option("hop_length", "hop in samples, 64..1024", "256"))
 
     def load(self) -> None:
-        import librosa
+        from librosa.version import version  # librosa.__version__, which its type stub omits
 
-        self._version = librosa.__version__
+        self._version = version
 
     def metadata(self) -> dict[str, str]:
         return {"engine": f"librosa {self._version}", "input_resampler": INPUT_RESAMPLER, "init": "random phase from seed"}
@@ -44,7 +44,7 @@ class GriffinLimModel(GeneratorModel):
         n_fft = int(self.float_option(o, "n_fft", 256, 4096))
         hop = int(self.float_option(o, "hop_length", 64, 1024))
         fs = self.native_sample_rate
-        x = source_signal(request.source_audio, fs).astype(np.float32)
+        x = source_signal(request.source_clip(), fs).astype(np.float32)
         mel = librosa.feature.melspectrogram(y=x, sr=fs, n_fft=n_fft, hop_length=hop, n_mels=n_mels, power=1.0,
                                              fmax=fs / 2)
         magnitude = librosa.feature.inverse.mel_to_stft(mel, sr=fs, n_fft=n_fft, power=1.0, fmax=fs / 2)

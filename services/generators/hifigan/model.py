@@ -96,7 +96,7 @@ class HifiganModel(GeneratorModel):
         return np.concatenate(pieces)
 
     def synthesize(self, request: SynthesisRequest) -> SynthesisResult:
-        x = source_signal(request.source_audio, self.native_sample_rate)
+        x = source_signal(request.source_clip(), self.native_sample_rate)
         # Zero-pad to whole hops so the output covers the whole source, then cut back to its length.
         padded = np.pad(x, (0, (-x.size) % mel.HOP))
         y = self.vocode(mel.log_mel(padded))[: x.size]

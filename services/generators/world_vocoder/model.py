@@ -46,7 +46,7 @@ class WorldVocoderModel(GeneratorModel):
 
         fs = self.native_sample_rate
         period = self.float_option(request.parameters, "frame_period", 1.0, 20.0)
-        x = source_signal(request.source_audio, fs)
+        x = source_signal(request.source_clip(), fs)
         f0, sp, ap = world_features(x, fs, period, request.parameters["f0_method"])
         y = pw.synthesize(f0, sp, ap, fs, period)[: x.size]
         return SynthesisResult(output_clip(y, fs))
