@@ -7,6 +7,7 @@ fifth of the reference voice, so an I2D chain drifts from iteration to iteration
 from __future__ import annotations
 
 import hashlib
+from typing import ClassVar
 
 import numpy as np
 
@@ -20,11 +21,11 @@ class DummyGenerator(GeneratorModel):
     version = "1.0.0"
     licence = "Apache-2.0"
     family = "VOCODER_DSP"
-    tasks = ("TTS", "RECONSTRUCT")
+    tasks: tuple[str, ...] = ("TTS", "RECONSTRUCT")
     native_sample_rate = 16000
     deterministic = True
     timing_scope = "synthesis: numpy buzz"
-    voices = (Voice("buzz", "en-US", "a pulse train"),)
+    voices: ClassVar[tuple[Voice, ...]] = (Voice("buzz", "en-US", "a pulse train"),)
     options = (Option("seconds_per_char", "duration per text character", "0.06"),
                Option("sleep", "seconds to wait before answering (for deadline tests)", "0"),
                Option("max_reference_seconds", "refuse longer reference audio, as cloning APIs do", "600"))
@@ -44,13 +45,14 @@ class DummyGenerator(GeneratorModel):
         if needs.text:
             n = max(int(len(request.text) * self.float_option(request.parameters, "seconds_per_char", 0.001, 1) * sr), sr // 2)
         else:
-            n = len(request.source_audio.samples) * sr // request.source_audio.sample_rate
+            source = request.source_clip()
+            n = len(source.samples) * sr // source.sample_rate
         digest = hashlib.sha256(request.text.encode()).digest()
         f0 = 100 + 60 * np.interp(np.arange(n), np.linspace(0, n, 32), np.frombuffer(digest, np.uint8) / 255.0)
         phase = 2 * np.pi * np.cumsum(f0) / sr
         x = 0.3 * np.sin(phase) * (0.5 + 0.5 * np.sin(2 * np.pi * 3 * np.arange(n) / sr)) + 0.001 * rng.standard_normal(n)
         if needs.reference:
-            ref = request.reference_audio
+            ref = request.reference_clip()
             limit = self.float_option(request.parameters, "max_reference_seconds", 0.1, 600)
             if ref.duration > limit:
                 raise InvalidArgument(f"reference audio is {ref.duration:.1f} s, longer than {limit:g} s")

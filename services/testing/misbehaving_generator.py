@@ -7,7 +7,6 @@ run cycles through every kind of bad response. ``python -m services.testing.misb
 from __future__ import annotations
 
 import argparse
-import sys
 import threading
 
 import grpc
@@ -85,4 +84,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

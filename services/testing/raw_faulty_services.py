@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import os
-import sys
 import time
 from concurrent import futures
 from dataclasses import dataclass
@@ -234,4 +233,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()
