@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import inspect
 import json
 import os
 import shutil
@@ -29,7 +30,7 @@ def convert_one(name: str, out: Path, force: bool) -> None:
     target = out / name
     meta_path = target / PROVENANCE_FILE
     # Up to date = same source weights, same converter code, files as recorded.
-    converter = {"module": CONVERTERS[name], "module_sha256": sha256_file(module.__file__)}
+    converter = {"module": CONVERTERS[name], "module_sha256": sha256_file(inspect.getfile(module))}
     if meta_path.exists() and not force:
         old = json.loads(meta_path.read_text())
         same_converter = {k: old.get("converter", {}).get(k) for k in converter} == converter

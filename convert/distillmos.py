@@ -23,10 +23,14 @@ import importlib.util
 import sys
 import types
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from . import SourceWeights, check_clips
+
+if TYPE_CHECKING:
+    from distillmos.sqa import ConvTransformerSQAModel
 
 SOURCE = SourceWeights(
     package="distillmos",
@@ -99,7 +103,7 @@ def _export(model, path: Path) -> None:
     class FromSpectrum(torch.nn.Module):
         """``ConvTransformerSQAModel.forward`` after its STFT: compressed spectrum -> MOS per window."""
 
-        def __init__(self, inner: torch.nn.Module) -> None:
+        def __init__(self, inner: ConvTransformerSQAModel) -> None:
             super().__init__()
             self.inner = inner
 

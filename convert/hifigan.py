@@ -107,7 +107,7 @@ def convert(out_dir: Path) -> dict:
     path = out_dir / ONNX_FILE
     example = torch.zeros(1, 80, 64)
     with torch.no_grad():
-        torch.onnx.export(generator, example, str(path), input_names=["mel"], output_names=["audio"],
+        torch.onnx.export(generator, (example,), str(path), input_names=["mel"], output_names=["audio"],
                           dynamic_axes={"mel": {2: "frames"}, "audio": {2: "samples"}}, opset_version=OPSET)
     session = onnxruntime.InferenceSession(str(path), providers=["CPUExecutionProvider"])
     per_clip = {}
