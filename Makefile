@@ -101,7 +101,9 @@ train-detectors: setup-test
 
 # Containers (see compose/README.md). No registry here: the base image is built from nothing.
 BASE_IMAGE ?= voxarena/base:bookworm
-IMAGE_EXTRAS := piper,espeak,flite,festival,world,griffin-lim,mlsa,world-vc,hifigan,kokoro,lfcc-gmm,lfcc-lcnn,rawnet2,aasist,aasist-asv19,whisper-frontend,scorer
+# The images' pyproject extras, from the service catalogue (voxarena/catalogue.py); expanded only when
+# `wheelhouse` runs, after setup made the venv, and an error rather than a wheelhouse without them.
+IMAGE_EXTRAS = $(or $(shell $(PY) -m voxarena.catalogue extras),$(error $(PY) -m voxarena.catalogue extras printed nothing))
 # Debian bookworm's python3-numpy, which its python3-torch is built against: the converter image's
 # wheels are resolved against it (the image pins the numpy it actually has, so a mismatch fails there).
 CONVERT_NUMPY := numpy==1.24.2

@@ -1,12 +1,16 @@
 """Build the VoxArena images without a registry: ``make images`` (or ``python compose/build_images.py``).
 
 Serves ``build/wheelhouse`` over HTTP on the loopback for the duration, builds the shared runtime
-image FROM ``$BASE_IMAGE`` and then every service of ``docker-compose.yml`` that has a ``build``
-section (optionally only the named ones; the "torch" profile's hf-audio-classifier only when named,
+image FROM ``$BASE_IMAGE`` and then every service of the catalogue (``voxarena/catalogue.py``) that has
+an image (optionally only the named ones; the "torch" profile's hf-audio-classifier only when named,
 after ``make wheelhouse-torch``), each with ``docker build --network host`` so pip reaches the
 wheelhouse. Cache keys: DEPS_DIGEST (pyproject.toml) and SOURCE_DIGEST (the project wheel's code).
 
-Before the first service whose Dockerfile takes ``CONVERTER_IMAGE``, it builds the converter image
+A service without a Dockerfile of its own is built from ``compose/service.Dockerfile`` with its
+catalogue entry as build arguments (EXTRA, DEBIAN_PACKAGES) and its CMD appended to the Dockerfile
+(Docker expands no build argument in CMD), sent on stdin.
+
+Before the first service with a converted model, it builds the converter image
 (``compose/converter.Dockerfile``: Debian torch, ``python -m convert`` for every model); the server
 then also answers ``/speech/<path>`` for the conversions' check clips (``convert.CHECK_CLIPS`` only),
 from ``$VOXARENA_SPEECH`` (default ``../shared/data/speech``).
@@ -17,6 +21,7 @@ import argparse
 import functools
 import hashlib
 import http.server
+import json
 import os
 import subprocess
 import sys
@@ -25,7 +30,7 @@ import time
 import zipfile
 from pathlib import Path
 
-import yaml
+from voxarena.catalogue import SERVICE_DOCKERFILE, SERVICES, Service
 
 ROOT = Path(__file__).resolve().parents[1]
 WHEELHOUSE = ROOT / "build" / "wheelhouse"
@@ -83,17 +88,26 @@ def _serve_wheelhouse() -> tuple[http.server.ThreadingHTTPServer, str]:
     return server, f"http://127.0.0.1:{server.server_address[1]}/"
 
 
-def _build(tag: str, dockerfile: str, args: dict[str, str]) -> float:
-    cmd = ["docker", "build", "--network", "host", "-f", dockerfile, "-t", tag]
+def _build(tag: str, dockerfile: str, args: dict[str, str], cmd: list[str] | None = None) -> float:
+    """``docker build`` of ``dockerfile``; with ``cmd``, its text and the line ``CMD cmd`` go on stdin."""
+    command = ["docker", "build", "--network", "host", "-f", "-" if cmd else dockerfile, "-t", tag]
     for k, v in args.items():
-        cmd += ["--build-arg", f"{k}={v}"]
+        command += ["--build-arg", f"{k}={v}"]
+    text = f"{(ROOT / dockerfile).read_text()}CMD {json.dumps(cmd)}\n" if cmd else None
     t0 = time.perf_counter()
-    print(f"building {tag} ({dockerfile})", flush=True)
-    out = subprocess.run(cmd + [str(ROOT)], cwd=ROOT, capture_output=True, text=True)
+    print(f"building {tag} ({dockerfile}{' + CMD' if cmd else ''})", flush=True)
+    out = subprocess.run(command + [str(ROOT)], cwd=ROOT, input=text, capture_output=True, text=True)
     if out.returncode != 0:
         sys.stderr.write(out.stdout[-4000:] + out.stderr[-4000:])
         raise SystemExit(f"docker build of {tag} failed (exit {out.returncode})")
     return time.perf_counter() - t0
+
+
+def service_build(svc: Service) -> tuple[dict[str, str], list[str] | None]:
+    """A service's own build arguments and the CMD to append: none for an own Dockerfile (it says all)."""
+    if svc.dockerfile != SERVICE_DOCKERFILE:
+        return {}, None
+    return {"EXTRA": svc.extra or "", "DEBIAN_PACKAGES": " ".join(svc.debian_packages)}, svc.command
 
 
 def _build_converter(tag: str, args: dict[str, str], url: str) -> None:
@@ -107,17 +121,18 @@ def _build_converter(tag: str, args: dict[str, str], url: str) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("services", nargs="*", help="only these compose services (default: all with a build section, "
-                                               "except those of the 'torch' profile)")
+    p.add_argument("services", nargs="*", help="only these services (default: all with an image, except those "
+                                               "of the 'torch' profile)")
     p.add_argument("--base-image", default=os.environ.get("BASE_IMAGE", "voxarena/base:bookworm"))
     p.add_argument("--runtime-image", default=os.environ.get("VOXARENA_RUNTIME_IMAGE", "voxarena/runtime:latest"))
     p.add_argument("--converter-image", default=os.environ.get("VOXARENA_CONVERTER_IMAGE", "voxarena/converter:latest"))
+    p.add_argument("--tag", help="tag each service image NAME:TAG instead of the catalogue's (e.g. to compare "
+                                 "with the images already built)")
     args = p.parse_args(argv)
     wheels = sorted(WHEELHOUSE.glob("voxarena-*.whl"))
     if not wheels:
         raise SystemExit(f"no voxarena wheel in {WHEELHOUSE}: run `make wheelhouse` first")
-    compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
-    buildable = {name: svc for name, svc in compose["services"].items() if "build" in svc}
+    buildable = {svc.name: svc for svc in SERVICES}
     unknown = sorted(set(args.services) - set(buildable))
     if unknown:
         raise SystemExit(f"unknown service(s) {', '.join(unknown)}; buildable: {', '.join(buildable)}")
@@ -128,18 +143,20 @@ def main(argv: list[str] | None = None) -> None:
         seconds = _build(args.runtime_image, "compose/runtime.Dockerfile",
                          {"BASE_IMAGE": args.base_image, "WHEELHOUSE_URL": url})
         print(f"  {args.runtime_image}: {seconds:.0f} s", flush=True)
-        default = [n for n, svc in buildable.items() if "torch" not in svc.get("profiles", [])]
+        default = [name for name, svc in buildable.items() if svc.compose_profile != "torch"]
         converter_built = False
         for name in args.services or default:
             svc = buildable[name]
             build_args = {**common, "RUNTIME_IMAGE": args.runtime_image}
-            if "CONVERTER_IMAGE" in (ROOT / svc["build"]["dockerfile"]).read_text():
+            if svc.converted_model:
                 if not converter_built:
                     _build_converter(args.converter_image, {**common, "BASE_IMAGE": args.base_image}, url)
                     converter_built = True
                 build_args["CONVERTER_IMAGE"] = args.converter_image
-            seconds = _build(svc["image"], svc["build"]["dockerfile"], build_args)
-            print(f"  {svc['image']}: {seconds:.0f} s", flush=True)
+            tag = f"{svc.image.rsplit(':', 1)[0]}:{args.tag}" if args.tag else svc.image
+            own_args, cmd = service_build(svc)
+            seconds = _build(tag, svc.dockerfile, {**build_args, **own_args}, cmd)
+            print(f"  {tag}: {seconds:.0f} s", flush=True)
     finally:
         server.shutdown()
 

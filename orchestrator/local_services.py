@@ -15,36 +15,13 @@ import time
 from pathlib import Path
 
 from voxarena import PORT_ANNOUNCEMENT
+from voxarena.catalogue import local_modules
 from voxarena.lifecycle import PARENT_ENV
 
 from .clients import ServiceStartError, wait_for_serving
 
-# Reference services by name -> python module. A config may name any other module.
-KNOWN_SERVICES = {
-    "piper-vits": "services.generators.piper_vits",
-    "espeak-ng": "services.generators.espeak_ng",
-    "mbrola": "services.generators.mbrola",
-    "flite": "services.generators.flite",
-    "festival-hts": "services.generators.festival_hts",
-    "world-vocoder": "services.generators.world_vocoder",
-    "griffin-lim": "services.generators.griffin_lim",
-    "mlsa-vocoder": "services.generators.mlsa_vocoder",
-    "world-vc": "services.generators.world_vc",
-    "kokoro": "services.generators.kokoro",
-    "hifigan": "services.generators.hifigan",
-    "lfcc-gmm": "services.detectors.lfcc_gmm",
-    "lfcc-lcnn": "services.detectors.lfcc_lcnn",
-    "rawnet2": "services.detectors.rawnet2",
-    "aasist": "services.detectors.aasist",
-    "aasist-asv19": "services.detectors.aasist_asv19",
-    "whisper-frontend": "services.detectors.whisper_frontend",
-    "hf-audio-classifier": "services.detectors.hf_audio_classifier",
-    "scorer": "scorers",
-    "dummy-generator": "services.testing.dummy_generator",
-    "dummy-cloner": "services.testing.dummy_cloner",
-    "dummy-detector": "services.testing.dummy_detector",
-    "misbehaving-generator": "services.testing.misbehaving_generator",
-}
+# Every catalogued service and test double by name -> python module. A config may name any other module.
+KNOWN_SERVICES = local_modules()
 
 
 def _proc_cpu_seconds(pid: int) -> float | None:

@@ -13,16 +13,17 @@ import subprocess
 from pathlib import Path
 
 import pytest
-import yaml
+
+from voxarena import catalogue
 
 pytestmark = [pytest.mark.container, pytest.mark.slow]
 REPO = Path(__file__).resolve().parents[2]
 MAX_IMAGE_BYTES = 1.5e9
-SERVICES = yaml.safe_load((REPO / "docker-compose.yml").read_text())["services"]
+SERVICES = {svc.name: svc for svc in catalogue.SERVICES}
 # Every image that serves a model; the torch profile's hf-audio-classifier holds torch by design.
-SERVING = sorted(name for name, svc in SERVICES.items()
-                 if "build" in svc and "torch" not in svc.get("profiles", []) and "tools" not in svc.get("profiles", []))
-CONVERTED = sorted(name for name in SERVING if "CONVERTER_IMAGE" in (REPO / SERVICES[name]["build"]["dockerfile"]).read_text())
+SERVING = sorted(svc.name for svc in catalogue.SERVICES
+                 if svc.role != "orchestrator" and svc.compose_profile != "torch")
+CONVERTED = sorted(name for name in SERVING if SERVICES[name].converted_model)
 
 
 def docker(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
@@ -32,7 +33,7 @@ def docker(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
 
 
 def image_of(name: str) -> str:
-    image = SERVICES[name]["image"]
+    image = SERVICES[name].image
     if docker("image", "inspect", image).returncode != 0:
         pytest.fail(f"{image} is not built (make images)")
     return image
@@ -42,7 +43,7 @@ def image_of(name: str) -> str:
 def test_serving_image_holds_no_torch(name):
     out = docker("run", "--rm", "--entrypoint", "python", image_of(name), "-c",
                  "import importlib.util, sys; sys.exit(importlib.util.find_spec('torch') is not None)")
-    assert out.returncode == 0, f"{name}: torch is importable in {SERVICES[name]['image']}"
+    assert out.returncode == 0, f"{name}: torch is importable in {SERVICES[name].image}"
 
 
 @pytest.mark.parametrize("name", SERVING)
@@ -53,7 +54,7 @@ def test_image_is_under_1_5_gb(name):
 
 def converted_models(service: str) -> list[str]:
     """The converted models a service's Dockerfile copies from the converter image."""
-    text = (REPO / SERVICES[service]["build"]["dockerfile"]).read_text()
+    text = (REPO / SERVICES[service].dockerfile).read_text()
     return re.findall(r"COPY --from=converted /opt/voxarena/models/([\w.-]+)", text)
 
 

@@ -1,0 +1,189 @@
+"""The service catalogue against every place that names a service: docker-compose.yml, the Dockerfiles,
+the image build, the pyproject extras and install profiles, the Makefile, local mode and the README's
+services table. Fast: files are parsed, nothing is built or started."""
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+import yaml
+
+from voxarena.catalogue import SERVICE_DOCKERFILE, SERVICES, TEST_DOUBLES, image_extras, local_modules
+
+REPO = Path(__file__).resolve().parents[2]
+BY_NAME = {s.name: s for s in SERVICES}
+OWN = [s.name for s in SERVICES if s.own_dockerfile]
+SHARED = [s.name for s in SERVICES if not s.own_dockerfile]
+
+
+def instructions(dockerfile: Path) -> list[tuple[str, str]]:
+    """(INSTRUCTION, arguments) of a Dockerfile, continuation lines joined, comments dropped."""
+    text = re.sub(r"\\\n", " ", dockerfile.read_text())
+    lines = [line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    return [(line.split(None, 1)[0].upper(), line.split(None, 1)[1] if " " in line else "") for line in lines]
+
+
+def dockerfile_facts(dockerfile: Path) -> dict:
+    """What a Dockerfile says about its service: extra, Debian packages, converted models, CMD, ENTRYPOINT."""
+    facts: dict = {"extra": [], "debian_packages": [], "converted": [], "cmd": None, "entrypoint": None}
+    for op, rest in instructions(dockerfile):
+        if op == "RUN":
+            for install in re.findall(r"apt-get install -y --no-install-recommends ([^&]+)", rest):
+                facts["debian_packages"] += install.split()
+            for pip in re.split(r"&&", rest):
+                m = re.search(r'pip install --find-links \S+ "?voxarena(?:\[([\w,-]+)\])?"?\s*$', pip.strip())
+                if m and "--no-deps" not in pip:
+                    facts["extra"].append(m.group(1))
+        elif op == "COPY":
+            facts["converted"] += re.findall(r"--from=converted /opt/voxarena/models/([\w.-]+)", rest)
+        elif op in ("CMD", "ENTRYPOINT"):
+            facts[op.lower()] = json.loads(rest)
+    return facts
+
+
+def build_images_module():
+    spec = importlib.util.spec_from_file_location("build_images", REPO / "compose" / "build_images.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+# ----------------------------------------------------------------------------------- docker-compose.yml
+def test_compose_runs_exactly_the_catalogued_services_under_their_images():
+    compose = yaml.safe_load((REPO / "docker-compose.yml").read_text())["services"]
+    assert list(compose) == [s.name for s in SERVICES]
+    for name, entry in compose.items():
+        svc = BY_NAME[name]
+        assert entry["image"] == svc.image, name
+        assert entry.get("profiles", []) == ([svc.compose_profile] if svc.compose_profile else []), name
+        # How an image is built is the catalogue's (compose/build_images.py), not a second copy here.
+        assert "build" not in entry, f"{name}: a build section in docker-compose.yml"
+
+
+# ---------------------------------------------------------------------------------------- Dockerfiles
+@pytest.mark.parametrize("name", OWN)
+def test_an_own_dockerfile_installs_and_serves_what_the_catalogue_says(name):
+    svc = BY_NAME[name]
+    facts = dockerfile_facts(REPO / svc.dockerfile)
+    assert facts["extra"] == [svc.extra], f"{svc.dockerfile}: pip extra"
+    assert facts["debian_packages"] == list(svc.debian_packages), f"{svc.dockerfile}: Debian packages"
+    assert facts["converted"] == ([svc.converted_model] if svc.converted_model else []), svc.dockerfile
+    if svc.role == "orchestrator":
+        assert facts["entrypoint"] == ["orchestrator"], svc.dockerfile
+    else:
+        assert facts["cmd"] == svc.command, f"{svc.dockerfile}: CMD"
+
+
+def test_every_service_dockerfile_in_the_tree_is_a_catalogued_own_one():
+    """A near-copy left beside a service that the shared Dockerfile builds, or a Dockerfile no build reads."""
+    found = {str(p.relative_to(REPO)) for top in ("services", "scorers", "orchestrator")
+             for p in (REPO / top).rglob("Dockerfile")}
+    assert found == {BY_NAME[name].dockerfile for name in OWN}
+
+
+def test_the_shared_dockerfile_takes_what_the_build_passes_and_leaves_the_cmd_to_it():
+    build_images = build_images_module()
+    ops = instructions(REPO / SERVICE_DOCKERFILE)
+    declared = {rest.split("=", 1)[0] for op, rest in ops if op == "ARG"}
+    assert not [op for op, _ in ops if op in ("CMD", "ENTRYPOINT")]
+    for name in SHARED:
+        own_args, cmd = build_images.service_build(BY_NAME[name])
+        assert set(own_args) <= declared, name
+        assert own_args["EXTRA"] == BY_NAME[name].extra
+        assert own_args["DEBIAN_PACKAGES"].split() == list(BY_NAME[name].debian_packages)
+        assert cmd == ["python", "-m", BY_NAME[name].module, "--port", "50051"]
+    # The common arguments every service build gets (compose/build_images.py main()).
+    assert {"RUNTIME_IMAGE", "WHEELHOUSE_URL", "DEPS_DIGEST", "SOURCE_DIGEST"} <= declared
+
+
+def test_the_shared_dockerfile_cannot_copy_a_converted_model():
+    """A converted model needs the converter stage and VOXARENA_MODELS: only an own Dockerfile does that."""
+    assert [name for name in SHARED if BY_NAME[name].converted_model] == []
+
+
+def test_converted_models_are_registered_converters():
+    from convert import CONVERTERS
+
+    for svc in SERVICES:
+        assert svc.converted_model is None or svc.converted_model in CONVERTERS, svc.name
+
+
+# --------------------------------------------------------------------------- pyproject, Makefile, local mode
+def optional_dependencies() -> dict[str, list[str]]:
+    return tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+
+
+def profile_extras(profile: str) -> set[str]:
+    """The extras an install profile (pyproject ``demo = ["voxarena[a,b]"]``) names directly."""
+    (entry,) = [d for d in optional_dependencies()[profile] if d.startswith("voxarena[")]
+    return set(entry[len("voxarena["):-1].split(","))
+
+
+def test_every_catalogued_extra_is_a_pyproject_extra():
+    extras = optional_dependencies()
+    assert [s.name for s in SERVICES if s.extra and s.extra not in extras] == []
+
+
+def test_the_demo_profile_installs_exactly_the_demo_services_extras():
+    assert profile_extras("demo") == {s.extra for s in SERVICES if s.profile == "demo" and s.extra}
+
+
+def test_the_test_profile_adds_the_test_services_extras():
+    test = profile_extras("test")
+    assert "demo" in test
+    assert {s.extra for s in SERVICES if s.profile == "test" and s.extra} <= test
+
+
+def test_make_setup_installs_the_debian_packages_local_mode_needs():
+    makefile = (REPO / "Makefile").read_text()
+    setup = set(re.search(r"^DEBIAN_PACKAGES := (.*)$", makefile, re.M).group(1).split())
+    mbrola_recipe = r"^setup-mbrola:\n(?:\t.*\n)*?\t.*apt-get install -y -qq (.*)$"
+    mbrola = set(re.search(mbrola_recipe, makefile, re.M).group(1).split())
+    for svc in SERVICES:
+        allowed = setup | mbrola if svc.profile == "optional" else setup
+        assert set(svc.debian_packages) <= allowed, svc.name
+
+
+def test_make_wheelhouse_builds_the_images_extras():
+    out = subprocess.run(["make", "-n", "--no-print-directory", "wheelhouse", f"VENV={sys.prefix}"], cwd=REPO,
+                         capture_output=True, text=True, check=True).stdout
+    (extras,) = re.findall(r'pip wheel -q -w build/wheelhouse "\.\[([^\]]+)\]"', out)
+    assert extras.split(",") == image_extras()
+    assert set(image_extras()) == {s.extra for s in SERVICES if s.extra and s.compose_profile != "torch"}
+
+
+def test_local_mode_starts_every_service_and_test_double_by_its_module():
+    from orchestrator.local_services import KNOWN_SERVICES
+
+    assert KNOWN_SERVICES == local_modules()
+    assert set(KNOWN_SERVICES) == {s.name for s in SERVICES if s.role != "orchestrator"} | set(TEST_DOUBLES)
+    for name, module in KNOWN_SERVICES.items():
+        package = importlib.util.find_spec(module).submodule_search_locations is not None
+        runnable = f"{module}.__main__" if package else module
+        assert importlib.util.find_spec(runnable) is not None, f"{name}: no {runnable}"
+
+
+# ------------------------------------------------------------------------------------------- README
+def readme_services_table() -> list[list[str]]:
+    text = (REPO / "README.md").read_text()
+    section = text.split("\n## Services\n", 1)[1].split("\n## ", 1)[0]
+    return [[cell.strip() for cell in line.strip("|").split("|")] for line in section.splitlines()
+            if line.startswith("| [")]
+
+
+def test_the_readme_services_table_lists_exactly_the_catalogued_services():
+    rows = readme_services_table()
+    listed = [re.fullmatch(r"\[([\w-]+)\]\(([^)]+)\)", row[0]).groups() for row in rows]
+    served = [s for s in SERVICES if s.role != "orchestrator"]
+    assert sorted(name for name, _ in listed) == sorted(s.name for s in served)
+    for (name, link), row in zip(listed, rows):
+        svc = BY_NAME[name]
+        assert link == f"{svc.module.replace('.', '/')}/README.md", name
+        assert row[1] == svc.role, name
+        assert ("non-free" in row[-1]) == (svc.compose_profile == "nonfree"), f"{name}: licence note"

@@ -1,0 +1,126 @@
+"""The service catalogue: every service VoxArena ships, its identity written once.
+
+Read by local mode (``orchestrator.local_services``: name -> module), by ``compose/build_images.py``
+(which image, which Dockerfile, which extra, Debian packages and converted model) and by the Makefile's
+wheelhouse (``python -m voxarena.catalogue extras``: the extras of the images). ``docker-compose.yml``,
+each own Dockerfile, the pyproject extras and install profiles and the README's services table are
+checked against it (``tests/voxarena/test_catalogue.py``).
+
+Most images come from one parametrised Dockerfile, ``compose/service.Dockerfile``; a service has its
+own only where the image truly differs, and ``own_dockerfile`` says how.
+"""
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from typing import Literal
+
+Role = Literal["generator", "detector", "scorer", "orchestrator"]
+Profile = Literal["demo", "test", "optional"]
+
+SERVICE_DOCKERFILE = "compose/service.Dockerfile"
+PORT = 50051  # the port every image serves on (its CMD), the one the compose stack dials
+
+
+@dataclass(frozen=True)
+class Service:
+    name: str  # the compose service, the image's name and the name a run config uses
+    role: Role
+    module: str  # ``python -m MODULE`` serves it (local mode and the image's CMD)
+    # The install profile whose venv runs it locally: demo (``make setup``), test (``make setup-test``),
+    # optional (an opt-in step of its own, e.g. ``make setup-mbrola``).
+    profile: Profile
+    extra: str | None = None  # its pyproject extra; None: the core dependencies suffice
+    debian_packages: tuple[str, ...] = ()  # what its engine needs from Debian (image and `make setup`)
+    converted_model: str | None = None  # a ``convert.CONVERTERS`` model the image copies from the converter
+    compose_profile: str | None = None  # the compose profile that must be named to start it
+    serve_args: tuple[str, ...] = ()  # arguments after ``--port`` in the image's CMD
+    own_dockerfile: str = ""  # why it has its own Dockerfile; empty: ``compose/service.Dockerfile``
+
+    @property
+    def image(self) -> str:
+        return f"voxarena/{self.name}:latest"
+
+    @property
+    def dockerfile(self) -> str:
+        """The Dockerfile its image is built from: its own, beside its module, or the shared one."""
+        return f"{self.module.replace('.', '/')}/Dockerfile" if self.own_dockerfile else SERVICE_DOCKERFILE
+
+    @property
+    def command(self) -> list[str]:
+        """The image's CMD."""
+        return ["python", "-m", self.module, "--port", str(PORT), *self.serve_args]
+
+
+_CONVERTED = "copies its converted model from the converter image and sets VOXARENA_MODELS"
+
+SERVICES: tuple[Service, ...] = (
+    Service("piper-vits", "generator", "services.generators.piper_vits", "demo", extra="piper"),
+    Service("espeak-ng", "generator", "services.generators.espeak_ng", "demo", extra="espeak",
+            debian_packages=("espeak-ng",)),
+    Service("mbrola", "generator", "services.generators.mbrola", "optional", extra="espeak",
+            debian_packages=("espeak-ng", "mbrola", "mbrola-us1", "mbrola-us2", "mbrola-us3"),
+            compose_profile="nonfree",
+            own_dockerfile="adds Debian's contrib/non-free sources for the MBROLA voices"),
+    Service("flite", "generator", "services.generators.flite", "demo", extra="flite",
+            debian_packages=("flite",)),
+    Service("festival-hts", "generator", "services.generators.festival_hts", "demo", extra="festival",
+            debian_packages=("festival", "festvox-us-slt-hts")),
+    Service("world-vocoder", "generator", "services.generators.world_vocoder", "demo", extra="world"),
+    Service("griffin-lim", "generator", "services.generators.griffin_lim", "demo", extra="griffin-lim"),
+    Service("mlsa-vocoder", "generator", "services.generators.mlsa_vocoder", "demo", extra="mlsa"),
+    Service("world-vc", "generator", "services.generators.world_vc", "demo", extra="world-vc"),
+    Service("kokoro", "generator", "services.generators.kokoro", "demo", extra="kokoro",
+            debian_packages=("espeak-ng",),
+            own_dockerfile="builds CLONE's style bank into the image (VOXARENA_CACHE)"),
+    Service("hifigan", "generator", "services.generators.hifigan", "demo", extra="hifigan",
+            converted_model="hifigan", own_dockerfile=_CONVERTED),
+    Service("lfcc-gmm", "detector", "services.detectors.lfcc_gmm", "demo", extra="lfcc-gmm"),
+    Service("lfcc-lcnn", "detector", "services.detectors.lfcc_lcnn", "demo", extra="lfcc-lcnn"),
+    Service("rawnet2", "detector", "services.detectors.rawnet2", "demo", extra="rawnet2"),
+    Service("aasist", "detector", "services.detectors.aasist", "demo", extra="aasist"),
+    Service("aasist-asv19", "detector", "services.detectors.aasist_asv19", "demo", extra="aasist-asv19",
+            converted_model="aasist-asv19", own_dockerfile=_CONVERTED),
+    Service("whisper-frontend", "detector", "services.detectors.whisper_frontend", "demo",
+            extra="whisper-frontend"),
+    Service("hf-audio-classifier", "detector", "services.detectors.hf_audio_classifier", "test",
+            extra="hf-audio-classifier", compose_profile="torch", serve_args=("--model-dir", "/model"),
+            own_dockerfile="torch, built only on request after `make wheelhouse-torch`: not rebuilt here "
+                           "to check it against the shared one"),
+    Service("scorer", "scorer", "scorers", "demo", extra="scorer", converted_model="distillmos",
+            own_dockerfile="resemblyzer without its dependencies (torch); " + _CONVERTED),
+    Service("orchestrator", "orchestrator", "orchestrator", "demo", compose_profile="tools",
+            own_dockerfile="the CLI as ENTRYPOINT, WORKDIR /work, no healthcheck: a client, not a service"),
+)
+
+# The small services shipped in the package for tests (name -> module): local mode only, no image,
+# not in the README.
+TEST_DOUBLES = {
+    "dummy-generator": "services.testing.dummy_generator",
+    "dummy-cloner": "services.testing.dummy_cloner",
+    "dummy-detector": "services.testing.dummy_detector",
+    "misbehaving-generator": "services.testing.misbehaving_generator",
+}
+
+
+def local_modules() -> dict[str, str]:
+    """Name -> module of every service local mode can start (not the orchestrator: it starts them)."""
+    return {**{s.name: s.module for s in SERVICES if s.role != "orchestrator"}, **TEST_DOUBLES}
+
+
+def image_extras() -> list[str]:
+    """The extras the default image build installs (``make wheelhouse``): the "torch" profile's opt in."""
+    return list(dict.fromkeys(s.extra for s in SERVICES if s.extra and s.compose_profile != "torch"))
+
+
+def main(argv: list[str]) -> int:
+    if argv == ["extras"]:
+        print(",".join(image_extras()))
+        return 0
+    print("usage: python -m voxarena.catalogue extras   (the images' pyproject extras, comma-separated)",
+          file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
