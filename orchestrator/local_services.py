@@ -7,6 +7,7 @@ the child itself: voxarena.lifecycle), so a killed orchestrator leaves no orphan
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -22,6 +23,21 @@ from .clients import ServiceStartError, wait_for_serving
 
 # Every catalogued service and test double by name -> python module. A config may name any other module.
 KNOWN_SERVICES = local_modules()
+
+
+def numba_cache_dir(service: str, environ: dict[str, str] | None = None) -> str:
+    """The numba cache directory a local service gets: one of its own, under ``$NUMBA_CACHE_DIR`` if set,
+    else ``$XDG_CACHE_HOME/voxarena/numba`` (``~/.cache``).
+
+    numba writes a gufunc's two cache files with separate renames (numba issue #10128): two processes
+    compiling the same librosa function at once can leave a pair from different processes, and every
+    later process that loads it segfaults (librosa's pyin: the scorer's cloneval; griffin-lim, hifigan,
+    kokoro use librosa too). Local mode starts its services side by side, so no two of them share a
+    cache; a service keeps its own across runs, so it compiles once."""
+    env = os.environ if environ is None else environ
+    base = env.get("NUMBA_CACHE_DIR") or os.path.join(
+        env.get("XDG_CACHE_HOME") or os.path.join(env.get("HOME") or os.path.expanduser("~"), ".cache"), "voxarena", "numba")
+    return os.path.join(base, re.sub(r"[^A-Za-z0-9._-]", "_", service))
 
 
 def _proc_cpu_seconds(pid: int) -> float | None:
@@ -58,6 +74,7 @@ class LocalService:
         env.setdefault("OMP_WAIT_POLICY", "PASSIVE")
         env.setdefault("KMP_BLOCKTIME", "0")
         env[PARENT_ENV] = str(os.getpid())   # the child dies with us (voxarena.lifecycle)
+        env["NUMBA_CACHE_DIR"] = numba_cache_dir(self.name)
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=self._log, cwd=os.getcwd(), env=env)
         self.started_at = time.time()
 

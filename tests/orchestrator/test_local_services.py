@@ -48,3 +48,28 @@ def test_service_dies_with_a_killed_orchestrator(tmp_path):
         time.sleep(0.1)
     assert not alive(child), (tmp_path / "svc.log").read_text()[-2000:]
     assert "draining" in (tmp_path / "svc.log").read_text()
+
+
+def test_each_local_service_gets_a_numba_cache_of_its_own(tmp_path, monkeypatch):
+    """Concurrent numba compiles into one cache can pair gufunc files from two processes (numba #10128),
+    which segfaults every later process: services started side by side never share a cache directory."""
+    from orchestrator.local_services import LocalService, numba_cache_dir
+
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "numba"))
+    services = [LocalService(name, "services.testing.dummy_generator", tmp_path / f"{i}.log")
+                for i, name in enumerate(("gen-a", "gen/b"))]
+    try:
+        for svc in services:
+            svc.start()
+        seen = []
+        for svc in services:
+            environ = Path(f"/proc/{svc.proc.pid}/environ").read_bytes().split(b"\0")
+            seen += [v.decode().split("=", 1)[1] for v in environ if v.startswith(b"NUMBA_CACHE_DIR=")]
+    finally:
+        for svc in services:
+            if svc.proc is not None:
+                svc.proc.kill()
+                svc.proc.wait()
+    assert seen == [str(tmp_path / "numba" / "gen-a"), str(tmp_path / "numba" / "gen_b")]
+    assert numba_cache_dir("scorer", {"XDG_CACHE_HOME": "/c"}) == "/c/voxarena/numba/scorer"
+    assert numba_cache_dir("scorer", {"HOME": "/h"}) == "/h/.cache/voxarena/numba/scorer"
