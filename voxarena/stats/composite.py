@@ -16,6 +16,8 @@ Ranks: 1 is the best system (highest F, lowest S); equal scores are ranked by sy
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from voxarena.default_metrics import HIGHER_IS_BETTER
 
@@ -30,8 +32,13 @@ class CompositeError(ValueError):
     pass
 
 
-def _is_missing(v) -> bool:
+def _is_missing(v: float | None) -> bool:
     return v is None or (isinstance(v, float) and math.isnan(v))
+
+
+def _present(v: float | None) -> float | None:
+    """``v``, or None when it is missing (None or NaN)."""
+    return None if _is_missing(v) else v
 
 
 def _normalise(values: dict[str, float], lower_is_better: bool, eps: float) -> dict[str, float]:
@@ -52,8 +59,9 @@ def _higher_is_better(metric: str) -> bool:
     return HIGHER_IS_BETTER[metric]
 
 
-def generator_scores(table: dict[str, dict[str, float]], weights: dict[str, float], eps: float = EPSILON) -> dict[str, float]:
-    """``table``: system -> {metric: value}. Returns system -> composite score (higher is better)."""
+def generator_scores(table: Mapping[str, Mapping[str, float | None]], weights: dict[str, float],
+                     eps: float = EPSILON) -> dict[str, float]:
+    """``table``: system -> {metric: value} (None or NaN: missing). Returns system -> composite score (higher is better)."""
     if not table:
         raise CompositeError("no systems to compare")
     direction = {m: _higher_is_better(m) for m in weights}
@@ -66,12 +74,12 @@ def generator_scores(table: dict[str, dict[str, float]], weights: dict[str, floa
     for metric, w in usable.items():
         raw = {}
         for s in systems:
-            v = table[s].get(metric)
+            v = _present(table[s].get(metric))
             if metric == PARAMS:
-                if _is_missing(v) or v <= 0:
+                if v is None or v <= 0:
                     continue  # no trainable parameters: best term below
                 v = math.log(v)
-            elif _is_missing(v):
+            elif v is None:
                 raise CompositeError(f"{s}: metric {metric} is missing (it is present for other systems)")
             raw[s] = float(v)
         norm = _normalise(raw, not direction[metric], eps) if raw else {}
@@ -80,7 +88,7 @@ def generator_scores(table: dict[str, dict[str, float]], weights: dict[str, floa
     return scores
 
 
-def detector_scores(pairs: list[dict], params_m: dict[str, float], alpha: float = DETECTOR_ALPHA,
+def detector_scores(pairs: Sequence[Mapping[str, Any]], params_m: dict[str, float], alpha: float = DETECTOR_ALPHA,
                     challenge: dict[str, float] | None = None) -> dict[str, float]:
     """Detector -> S_i (lower is better)."""
     if not pairs:
