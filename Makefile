@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PROTOS := $(wildcard proto/voxarena/v1/*.proto)
 
-.PHONY: certs setup setup-test system-deps convert-venv models setup-mbrola proto proto-check test test-fast demo train-detectors base-image wheelhouse wheelhouse-torch images bench bench-generators bench-scorer bench-containers mutation clean
+.PHONY: lint certs setup setup-test system-deps convert-venv models setup-mbrola proto proto-check test test-fast demo train-detectors base-image wheelhouse wheelhouse-torch images bench bench-generators bench-scorer bench-containers mutation clean
 
 setup: system-deps $(VENV)/.installed models
 
@@ -80,6 +80,13 @@ proto-check:
 	$(PY) -m grpc_tools.protoc -Iproto --python_out=$$tmp --pyi_out=$$tmp --grpc_python_out=$$tmp $(PROTOS) && \
 	for f in $$tmp/voxarena/v1/*; do diff -q $$f voxarena/v1/$$(basename $$f) || { echo "stubs are stale: run make proto"; exit 1; }; done; \
 	rm -rf $$tmp; echo "proto stubs are current"
+
+# ruff (lint + format check) and mypy: lenient for everything, strict for voxarena/ and the SDK (pyproject.toml).
+LINT_PATHS := orchestrator scorers services voxarena convert tests benchmarks compose
+lint: setup-test
+	$(VENV)/bin/ruff check $(LINT_PATHS)
+	$(VENV)/bin/ruff format --check $(LINT_PATHS)
+	$(VENV)/bin/mypy orchestrator scorers services voxarena convert
 
 # The whole suite, container tests included (they need the images: built, or rebuilt from cache).
 test: setup-test proto-check convert-venv images
