@@ -68,7 +68,10 @@ class TrainedDetector(DetectorModel):
 
     def __init__(self, weights_dir: str | Path | None = None) -> None:
         super().__init__()
-        default = Path(sys.modules[type(self).__module__].__file__).parent / "weights"   # beside the model module
+        module_file = sys.modules[type(self).__module__].__file__
+        if module_file is None:
+            raise RuntimeError(f"{type(self).__name__}: its module has no file, so no default weights folder")
+        default = Path(module_file).parent / "weights"   # beside the model module
         self.weights_dir = Path(weights_dir or os.environ.get(self.weights_env, "") or default)
         self.training: dict = {}
 

@@ -12,6 +12,8 @@ channels (AASIST-L: six of 32..24), about 60k parameters (AASIST-L: 85k).
 """
 from __future__ import annotations
 
+from typing import cast
+
 import torch
 from torch import nn
 
@@ -112,6 +114,8 @@ class ResidualBlock2d(nn.Module):
 
 
 class Aasist(nn.Module):
+    filters: torch.Tensor   # a buffer (register_buffer): the fixed sinc filters
+
     def __init__(self, sinc_filters: int = 70, sinc_kernel: int = 129, front_pool: tuple[int, int] = (3, 6),
                  encoder: tuple[tuple[int, int], ...] = ((1, 8), (8, 16), (16, 24), (24, 24), (24, 24)),
                  gat_dims: tuple[int, int] = (24, 32), pool_ratios: tuple[float, ...] = (0.4, 0.5, 0.7, 0.5),
@@ -140,8 +144,8 @@ class Aasist(nn.Module):
         self.out = nn.Linear(5 * gat_dims[1], 2)
 
     def _branch(self, i: int, t: torch.Tensor, s: torch.Tensor, master: torch.Tensor):
-        first, second = self.hs_gal[i]
-        pool_t, pool_s = self.hs_pools[i]
+        first, second = cast(nn.ModuleList, self.hs_gal[i])   # ModuleList items are typed as Module
+        pool_t, pool_s = cast(nn.ModuleList, self.hs_pools[i])
         t1, s1, m1 = first(t, s, master)
         t1, s1 = pool_t(t1), pool_s(s1)
         t2, s2, m2 = second(t1, s1, m1)

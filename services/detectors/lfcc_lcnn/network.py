@@ -25,6 +25,9 @@ def _mfm_conv(c_in: int, c_out: int, kernel: int) -> list[nn.Module]:
 
 
 class Lcnn(nn.Module):
+    mean: torch.Tensor   # buffers (register_buffer): the training features' normalisation
+    std: torch.Tensor
+
     def __init__(self, n_features: int = 60, feature_mean: np.ndarray | None = None,
                  feature_std: np.ndarray | None = None, dropout: float = 0.7) -> None:
         super().__init__()

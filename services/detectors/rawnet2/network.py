@@ -14,6 +14,8 @@ from services.detectors.sinc import mel_sinc_filters
 
 
 class FixedSincConv(nn.Module):
+    filters: torch.Tensor   # a buffer (register_buffer), not a parameter
+
     def __init__(self, n_filters: int, kernel_size: int) -> None:
         super().__init__()
         self.register_buffer("filters", torch.from_numpy(mel_sinc_filters(n_filters, kernel_size)).unsqueeze(1))

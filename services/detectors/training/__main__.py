@@ -190,7 +190,10 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--refit-calibration", action="store_true",
                    help="keep the weights in --out and refit only their calibration (leave-one-attack-out)")
     args = p.parse_args(argv)
-    out = args.out or Path(importlib.import_module(TRAINERS[args.detector][0]).__file__).parent / "weights"
+    trainer_file = importlib.import_module(TRAINERS[args.detector][0]).__file__
+    if args.out is None and trainer_file is None:
+        raise SystemExit(f"{args.detector}: its trainer module has no file; give --out")
+    out = args.out or Path(str(trainer_file)).parent / "weights"
     command = shlex.join(["python", "-m", "services.detectors.training", *argv])
     if args.refit_calibration:
         meta = refit_calibration(args.detector, args.data, out, command)
