@@ -14,6 +14,8 @@ from typing import Callable
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from voxarena.v1 import detector_pb2
+
 from .config import RunConfig
 from .failures import settled
 from .fleet import ServiceFleet
@@ -102,7 +104,7 @@ class Dispatcher:
     @staticmethod
     def _batch_size(fleet: ServiceFleet, detector: str, configured: int) -> int:
         """The config's batch size, never above what the detector says it accepts."""
-        limit = fleet[detector].info.max_batch_size
+        limit = fleet[detector].role_info(detector_pb2.DetectorInfo).max_batch_size
         return min(configured, limit) if limit > 0 else configured
 
     def run(self) -> None:

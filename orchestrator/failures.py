@@ -8,6 +8,7 @@ always carried (a gRPC status name, ``ITEM_<n>`` for a detector's per-clip error
 from __future__ import annotations
 
 from enum import Enum
+from typing import Any, TypeGuard
 
 import grpc
 
@@ -83,6 +84,6 @@ def failure_kind(row: dict) -> str:
     return "unrecorded"
 
 
-def settled(row: dict | None, retry_failed: bool) -> bool:
+def settled(row: dict[str, Any] | None, retry_failed: bool) -> TypeGuard[dict[str, Any]]:
     """Resume: a recorded row is not redone, unless it failed and failures are being retried."""
     return row is not None and (row.get("status") == "ok" or not retry_failed)

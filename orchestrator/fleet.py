@@ -11,11 +11,13 @@ import difflib
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, TypeVar
 
 from google.protobuf import json_format
+from google.protobuf.message import Message
 
 from voxarena.transport import PLAINTEXT, ClientSecurity, TransportConfigError
-from voxarena.v1 import generator_pb2
+from voxarena.v1 import detector_pb2, generator_pb2, scorer_pb2
 
 from .clients import CallFailed, DetectorClient, GeneratorClient, ScorerClient, ServiceClient, ServiceStartError, \
     wait_for_serving
@@ -28,6 +30,7 @@ CLIENT_TLS_ENV = {"ca": "VOXARENA_CLIENT_TLS_CA", "cert": "VOXARENA_CLIENT_TLS_C
 COMPOSE_PORT = 50051
 _CLIENTS: dict[str, type[ServiceClient]] = {"generator": GeneratorClient, "detector": DetectorClient,
                                             "scorer": ScorerClient}
+_Info = TypeVar("_Info", generator_pb2.GeneratorInfo, detector_pb2.DetectorInfo, scorer_pb2.ScorerInfo)
 
 
 class RunError(RuntimeError):
@@ -42,19 +45,39 @@ class Service:
     local: LocalService | None = None
     address: str | None = None
     client: ServiceClient | None = None
-    info: object = None  # the role's *Info message from GetInfo
+    info: Message | None = None  # the role's *Info message from GetInfo
     security: ClientSecurity = PLAINTEXT
+
+    def target(self) -> str:
+        """The address it serves on (a local one's is known once it announced its port)."""
+        if self.address is None:
+            raise RunError(f"{self.name}: no address yet (a local service is reachable once it announced its port)")
+        return self.address
+
+    def call(self, method: str, request: Message) -> tuple[Any, int]:
+        """(response, attempts) of one RPC through its client (``ServiceClient.call``)."""
+        if self.client is None:
+            raise RunError(f"{self.name}: {method} called before the fleet connected to it")
+        return self.client.call(method, request)
+
+    def role_info(self, kind: type[_Info]) -> _Info:
+        """Its GetInfo answer, which must be a ``kind`` (the message of its role)."""
+        if not isinstance(self.info, kind):
+            got = "no GetInfo answer yet" if self.info is None else f"a {type(self.info).__name__}"
+            raise RunError(f"{self.name}: needs a {kind.__name__}, has {got}")
+        return self.info
 
     def declared_rate(self) -> int:
         """The rate a generator declares for the voice asked for (a voice may differ from the model)."""
-        voices = list(self.info.voices)
+        info = self.role_info(generator_pb2.GeneratorInfo)
+        voices = list(info.voices)
         wanted = self.cfg.voice or (voices[0].name if voices else "")
         for v in voices:
             if v.name == wanted and v.sample_rate:
                 return v.sample_rate
-        return self.info.model.native_sample_rate
+        return info.model.native_sample_rate
 
-    def record(self) -> dict:
+    def record(self) -> dict[str, Any]:
         """What run.json says of the service: role, how it was reached, and its GetInfo."""
         return {"role": self.role, "mode": "local" if self.local else "remote",
                 "address": self.address if not self.local else "local",
@@ -81,9 +104,10 @@ class ServiceFleet:
 
     def declared_tasks(self) -> dict[str, set[str]]:
         """generator -> the tasks its GetInfo declares."""
-        return {n: {generator_pb2.Task.Name(t) for t in self.services[n].info.tasks} for n in self.names("generator")}
+        return {n: {generator_pb2.Task.Name(t) for t in self.services[n].role_info(generator_pb2.GeneratorInfo).tasks}
+                for n in self.names("generator")}
 
-    def records(self) -> dict[str, dict]:
+    def records(self) -> dict[str, dict[str, Any]]:
         return {n: s.record() for n, s in self.services.items()}
 
     # ---------------------------------------------------------------- lifecycle
@@ -101,7 +125,7 @@ class ServiceFleet:
             raise RunError("\n".join(errors))
         ex = self.cfg.execution
         for svc in self.services.values():
-            svc.client = _CLIENTS[svc.role](svc.name, svc.address, ex.deadline_seconds, ex.retries, ex.backoff_seconds,
+            svc.client = _CLIENTS[svc.role](svc.name, svc.target(), ex.deadline_seconds, ex.retries, ex.backoff_seconds,
                                             svc.security)
             try:
                 svc.info = svc.client.info()
@@ -141,7 +165,7 @@ class ServiceFleet:
                 if svc.local:
                     svc.address = svc.local.wait_ready(timeout)
                 else:
-                    wait_for_serving(svc.address, svc.name, timeout, security=svc.security)
+                    wait_for_serving(svc.target(), svc.name, timeout, security=svc.security)
             except ServiceStartError as e:
                 errors.append(str(e))
         return errors
@@ -161,7 +185,7 @@ class ServiceFleet:
     # ---------------------------------------------------------------- checks before any work
     def check_metrics(self, metrics: list[str]) -> None:
         """Every configured metric must be one the scorer offers: fail before any work, naming it."""
-        offered = [m.name for m in self.scorer.info.metrics]
+        offered = [m.name for m in self.scorer.role_info(scorer_pb2.ScorerInfo).metrics]
         for name in metrics:
             if name not in offered:
                 close = difflib.get_close_matches(name, offered, n=1)
@@ -169,7 +193,7 @@ class ServiceFleet:
                 raise RunError(f"scorer.metrics: unknown metric {name!r}{hint}; "
                                f"the scorer offers: {', '.join(offered)}")
 
-    def check_unchanged(self, previous: dict | None) -> None:
+    def check_unchanged(self, previous: dict[str, Any] | None) -> None:
         """On resume, each service must be the same model as before (name, version, weights)."""
         for name, rec in (previous or {}).get("services", {}).items():
             if name not in self.services:

@@ -17,6 +17,7 @@ import io
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from google.protobuf import json_format
 
@@ -68,11 +69,17 @@ class Clip:
     item: ManifestItem
     path: Path
     sha256: str
-    gen_row: dict | None = None
+    gen_row: dict[str, Any] | None = None
 
     @property
     def iteration(self) -> int:
         return iteration_of(self.gen_row or {})
+
+    def generation(self) -> dict[str, Any]:
+        """The generations row of a generated clip."""
+        if self.gen_row is None:
+            raise ValueError(f"{self.id}: a corpus clip ({self.kind}) has no generations row")
+        return self.gen_row
 
     @classmethod
     def of_item(cls, item: ManifestItem) -> Clip:
@@ -138,10 +145,11 @@ class Generate:
         row = self._base(job, iteration, previous)
         try:
             req = self._request(job, svc, row, previous)
-            resp, attempts = svc.client.call("Synthesize", req)
+            resp, attempts = svc.call("Synthesize", req)
             row["attempts"] = attempts
             p = self.protocol
-            clip = validate_generation(row["id"], req, resp, svc.declared_rate(), svc.info.model.timing_scope,
+            timing_scope = svc.role_info(generator_pb2.GeneratorInfo).model.timing_scope
+            clip = validate_generation(row["id"], req, resp, svc.declared_rate(), timing_scope,
                                        p.min_duration, p.max_duration)
             rel, sha = self.store.put_audio(clip_to_wav_bytes(clip))
             row.update(status="ok", audio=rel, audio_sha256=sha, sample_rate=clip.sample_rate,
@@ -214,7 +222,7 @@ class Detect:
         svc = self.fleet[detector]
         rows, items, sent = [], [], []
         for c in clips:
-            base = {"id": detection_id(detector, condition, c.id), "detector": detector, "condition": condition,
+            base: dict[str, Any] = {"id": detection_id(detector, condition, c.id), "detector": detector, "condition": condition,
                     "clip": c.id, "kind": c.kind, "generator": c.generator, "task": c.task,
                     "iteration": c.iteration, "item": c.item.id, "speaker": c.item.speaker}
             try:
@@ -233,7 +241,7 @@ class Detect:
     @staticmethod
     def _score(detector: str, svc: Service, items: list, sent: list[dict]) -> list[dict]:
         try:
-            resp, _ = svc.client.call("ScoreBatch", detector_pb2.ScoreBatchRequest(items=items))
+            resp, _ = svc.call("ScoreBatch", detector_pb2.ScoreBatchRequest(items=items))
             if len(resp.items) != len(items):
                 raise ResponseInvalid(f"{detector}: batch answered {len(resp.items)} items for {len(items)} sent")
         except CallFailed as e:
@@ -261,7 +269,7 @@ class Measure:
         self.store, self.fleet, self.metrics, self.items = store, fleet, list(metrics), items
 
     def _request(self, c: Clip) -> scorer_pb2.ClipRequest:
-        g = c.gen_row
+        g = c.generation()
         ref = self.items[g["speaker_reference"]]
         req = scorer_pb2.ClipRequest(request_id=c.id, metrics=self.metrics, text=g.get("text", ""),
                                      audio=encode_audio(read_clip(c.path, c.sha256, c.id)),
@@ -288,7 +296,7 @@ class Measure:
             sent.append(base)
         if reqs:
             try:
-                resp, _ = self.fleet.scorer.client.call("MeasureClips", scorer_pb2.MeasureClipsRequest(items=reqs))
+                resp, _ = self.fleet.scorer.call("MeasureClips", scorer_pb2.MeasureClipsRequest(items=reqs))
                 for base, m in zip(sent, resp.items):
                     rows.append({**base, "status": "ok", "values": dict(m.values), "notes": dict(m.notes),
                                  "errors": dict(m.errors)})
