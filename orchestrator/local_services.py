@@ -53,15 +53,16 @@ def _proc_cpu_seconds(pid: int) -> float | None:
 class LocalService:
     def __init__(self, name: str, module: str | None, log_path: Path, extra_args: list[str] | None = None) -> None:
         self.name = name
-        self.module = module or KNOWN_SERVICES.get(name)
-        if not self.module:
+        known = module or KNOWN_SERVICES.get(name)
+        if not known:
             raise ServiceStartError(
                 f"{name}: no address given and no known module to start it locally; set 'module:' or 'address:' "
                 f"(known: {', '.join(sorted(KNOWN_SERVICES))})"
             )
+        self.module: str = known
         self.log_path = log_path
         self.extra_args = extra_args or []
-        self.proc: subprocess.Popen | None = None
+        self.proc: subprocess.Popen[bytes] | None = None
         self.address: str | None = None
         self.cpu_seconds: float | None = None
 
@@ -79,11 +80,13 @@ class LocalService:
         self.started_at = time.time()
 
     def wait_ready(self, timeout: float) -> str:
-        assert self.proc is not None
+        if self.proc is None or self.proc.stdout is None:
+            raise ServiceStartError(f"{self.name}: wait_ready() before start()")
+        stdout = self.proc.stdout
         port: list[int] = []
 
         def read_port() -> None:
-            for raw in self.proc.stdout:  # the rest of stdout is drained so the child never blocks
+            for raw in stdout:  # the rest of stdout is drained so the child never blocks
                 line = raw.decode(errors="replace").strip()
                 if line.startswith(PORT_ANNOUNCEMENT) and not port:
                     port.append(int(line[len(PORT_ANNOUNCEMENT):]))
