@@ -66,7 +66,7 @@ def _codec(x: np.ndarray, rate: int, codec: str, compression: float | None) -> t
     if target != rate:
         x, rate = resample(x, rate, target), target
     buf = io.BytesIO()
-    kwargs = {"compression_level": compression} if compression is not None else {}
+    kwargs: dict[str, object] = {"compression_level": compression} if compression is not None else {}
     if codec == "mp3":
         kwargs["bitrate_mode"] = "CONSTANT"  # a channel's bit rate is what it is, not the encoder's choice
     sf.write(buf, x, rate, format=fmt, subtype=subtype, **kwargs)

@@ -84,7 +84,7 @@ class DetectorChecks:
 
     def each_clip(self) -> list[float] | None:
         """Score of each clip, with every per-response check; None when any clip has no score."""
-        s, scores = self.s, []
+        s, scores, complete = self.s, [], True
         for i, audio in enumerate(self.clips, 1):
             req = detector_pb2.ScoreRequest(request_id=f"conformance-clip-{i}", audio=audio)
             sent = describe(req)
@@ -92,12 +92,12 @@ class DetectorChecks:
                 resp = self.score(req)
             except grpc.RpcError as e:
                 s.add(f"answers (clip {i})", False, sent, describe_error(e), "a score")
-                scores.append(None)
+                complete = False
                 continue
             s.add(f"answers (clip {i})", True, sent, f"score {resp.score}")
             self.response(f"clip {i}", sent, req.request_id, resp)
             scores.append(resp.score)
-        return None if None in scores else scores
+        return scores if complete else None
 
     def response(self, case: str, sent: str, request_id: str, resp: detector_pb2.ScoreResponse) -> None:
         s = self.s

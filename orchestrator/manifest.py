@@ -365,6 +365,8 @@ def build_asvspoof_manifest(ds: DatasetConfig, run_seed: int) -> ManifestSet:
     root = Path(ds.root)
     if not root.is_dir():
         raise DatasetError(f"dataset root {root} is not a directory")
+    if not ds.protocol:
+        raise DatasetError(f"dataset {root}: an asvspoof dataset needs its protocol file (dataset.protocol)")
     protocol = Path(ds.protocol)
     records = []
     for row in read_asvspoof_protocol(protocol):
