@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Annotated, Literal, Union
+from typing import Annotated, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, ValidationError, field_validator, model_validator
@@ -189,8 +189,8 @@ def _detector_kind(entry: object) -> str:
 
 
 # A detector entry is a service, or (with a ``fusion`` key) a fusion of other detectors.
-DetectorEntry = Annotated[Union[Annotated[ServiceConfig, Tag("service")],
-                                Annotated[FusedDetectorConfig, Tag("fusion")]], Discriminator(_detector_kind)]
+DetectorEntry = Annotated[Annotated[ServiceConfig, Tag("service")] | Annotated[FusedDetectorConfig, Tag("fusion")],
+                          Discriminator(_detector_kind)]
 
 
 class ScorerConfig(ServiceConfig):

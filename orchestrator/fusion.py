@@ -16,6 +16,7 @@ after detection, in id order, and appended only when it differs from the one rec
 resume of a finished run appends nothing and writes the same matrices. A clip a member failed on is
 a failed fused row naming the member (``UPSTREAM_FAILED``), never a missing one.
 """
+
 from __future__ import annotations
 
 import copy
@@ -41,8 +42,29 @@ class FusionError(ValueError):
     """The calibration split cannot be made from this manifest."""
 
 
-def _speaker_rank(seed: int, speaker: str) -> str:
-    return hashlib.sha256(f"{seed}:{speaker}".encode()).hexdigest()
+SPLIT_KEY = "protocol.calibration_split"
+
+
+def _by_label(manifest: ManifestSet, label: str, values: list[str]) -> frozenset[str]:
+    chosen = frozenset(it.id for it in manifest if it.labels.get(label) in values)
+    if not chosen:
+        found = sorted({it.labels[label] for it in manifest if label in it.labels})
+        raise FusionError(
+            f"{SPLIT_KEY}: no item has {label} in {values} "
+            f"(values of {label!r} in the manifest: {', '.join(found) or 'none'})"
+        )
+    return chosen
+
+
+def _by_speakers(manifest: ManifestSet, fraction: float, seed: int) -> frozenset[str]:
+    """The items of round(fraction x speakers) speakers (at least one on each side): those whose
+    sha256("<seed>:<speaker>") sorts first."""
+    speakers = sorted({it.speaker for it in manifest}, key=lambda s: hashlib.sha256(f"{seed}:{s}".encode()).hexdigest())
+    if len(speakers) < 2:
+        raise FusionError(f"{SPLIT_KEY}: speaker_fraction needs two or more speakers, the manifest has {len(speakers)}")
+    k = min(max(int(fraction * len(speakers) + 0.5), 1), len(speakers) - 1)  # half rounds up
+    calibrating = set(speakers[:k])
+    return frozenset(it.id for it in manifest if it.speaker in calibrating)
 
 
 def calibration_items(manifest: ManifestSet, split: CalibrationSplitConfig | None, seed: int) -> frozenset[str]:
@@ -50,36 +72,32 @@ def calibration_items(manifest: ManifestSet, split: CalibrationSplitConfig | Non
     rule selects no item or every item (nothing would be left to evaluate)."""
     if split is None:
         return frozenset()
-    key = "protocol.calibration_split"
     if split.label is not None:
-        chosen = frozenset(it.id for it in manifest if it.labels.get(split.label) in split.values)
-        rule = f"{split.label} in {split.values}"
-        if not chosen:
-            found = sorted({it.labels[split.label] for it in manifest if split.label in it.labels})
-            raise FusionError(f"{key}: no item has {rule} (values of {split.label!r} in the manifest: "
-                              f"{', '.join(found) or 'none'})")
-    else:
-        speakers = sorted({it.speaker for it in manifest}, key=lambda s: _speaker_rank(seed, s))
-        if len(speakers) < 2:
-            raise FusionError(f"{key}: speaker_fraction needs two or more speakers, the manifest has {len(speakers)}")
-        k = min(max(int(split.speaker_fraction * len(speakers) + 0.5), 1), len(speakers) - 1)   # half rounds up
-        calibrating = set(speakers[:k])
-        chosen = frozenset(it.id for it in manifest if it.speaker in calibrating)
-        rule = f"speaker_fraction {split.speaker_fraction}"
+        chosen = _by_label(manifest, split.label, split.values)
+    elif split.speaker_fraction is not None:
+        chosen = _by_speakers(manifest, split.speaker_fraction, seed)
+    else:  # the config refuses a split without a rule; a hand-made one is refused here
+        raise FusionError(f"{SPLIT_KEY}: no rule (label with values, or speaker_fraction)")
     if len(chosen) == len(manifest):
-        raise FusionError(f"{key}: {rule} selects every item of the manifest; nothing would be evaluated")
+        rule = split.model_dump(mode="json", exclude_defaults=True)
+        raise FusionError(f"{SPLIT_KEY}: {rule} selects every item of the manifest; nothing would be evaluated")
     return chosen
 
 
 def split_record(manifest: ManifestSet, calibration: frozenset[str], split: CalibrationSplitConfig) -> dict:
     """What ``run.json`` says about the split: its rule and the items and speakers on each side."""
-    parts = {"calibration": [it for it in manifest if it.id in calibration],
-             "evaluation": [it for it in manifest if it.id not in calibration]}
+    parts = {
+        "calibration": [it for it in manifest if it.id in calibration],
+        "evaluation": [it for it in manifest if it.id not in calibration],
+    }
     bonafide = {it.id for it in manifest.bonafide()}
     out: dict = {"rule": split.model_dump(mode="json", exclude_defaults=True)}
     for name, items in parts.items():
-        out[name] = {"items": len(items), "speakers": len({it.speaker for it in items}),
-                     "bonafide_items": sum(it.id in bonafide for it in items)}
+        out[name] = {
+            "items": len(items),
+            "speakers": len({it.speaker for it in items}),
+            "bonafide_items": sum(it.id in bonafide for it in items),
+        }
     out["calibration_speakers"] = sorted({it.speaker for it in parts["calibration"]})
     out["shared_speakers"] = len(set(out["calibration_speakers"]) & {it.speaker for it in parts["evaluation"]})
     return out
@@ -117,8 +135,14 @@ class Fusion:
 
     def _fit(self, calibration: frozenset[str]) -> LinearLLR:
         """The map fitted on the clean one-shot clips of the calibration items that every member scored."""
-        train = [k for k in self.keys if k[0] == CLEAN and self._scored(k) and self._clip(k)["item"] in calibration
-                 and iteration_of(self._clip(k)) == 1]
+        train = [
+            k
+            for k in self.keys
+            if k[0] == CLEAN
+            and self._scored(k)
+            and self._clip(k)["item"] in calibration
+            and iteration_of(self._clip(k)) == 1
+        ]
         bona = [k for k in train if self._clip(k)["kind"] == "bonafide"]
         spoof = [k for k in train if self._clip(k)["kind"] == "spoof"]
         return fit_linear_llr(self._features(bona), self._features(spoof), names=self.members)
@@ -137,8 +161,13 @@ class Fusion:
 
     def _lost(self, key: tuple[str, str]) -> str:
         """Why a clip has no fused score: each member that failed on it or has no row for it."""
-        why = [f"{m} failed on it ({self.rows[m][key].get('code', '')})" if key in self.rows[m]
-               else f"{m} has no row for it" for m in self.members if self.rows[m].get(key, {}).get("status") != "ok"]
+        why = [
+            f"{m} failed on it ({self.rows[m][key].get('code', '')})"
+            if key in self.rows[m]
+            else f"{m} has no row for it"
+            for m in self.members
+            if self.rows[m].get(key, {}).get("status") != "ok"
+        ]
         return "member " + "; member ".join(why)
 
     def record(self) -> dict:
@@ -155,8 +184,12 @@ class Fusion:
         out = []
         for key in self.keys:
             clip = self._clip(key)
-            base = {"id": detection_id(self.name, key[0], key[1]), "detector": self.name, "condition": key[0],
-                    **{k: clip[k] for k in IDENTITY if k in clip}}
+            base = {
+                "id": detection_id(self.name, key[0], key[1]),
+                "detector": self.name,
+                "condition": key[0],
+                **{k: clip[k] for k in IDENTITY if k in clip},
+            }
             if key in llrs:
                 out.append({**base, "status": "ok", "score": llrs[key], "is_llr": True})
             else:
@@ -184,8 +217,12 @@ def fused_infos(infos: dict, fused: dict[str, list[str]]) -> dict:
     out = dict(infos)
     for name, members in fused.items():
         models = [infos[m].model for m in members]
-        model = common_pb2.ModelInfo(name=name, version="fusion", deterministic=all(m.deterministic for m in models),
-                                     metadata={"fusion_members": json.dumps(members)})
+        model = common_pb2.ModelInfo(
+            name=name,
+            version="fusion",
+            deterministic=all(m.deterministic for m in models),
+            metadata={"fusion_members": json.dumps(members)},
+        )
         if all(m.HasField("parameter_count") for m in models):
             model.parameter_count = sum(m.parameter_count for m in models)
         if all(m.metadata.get("seen_generators") for m in models):
@@ -202,11 +239,19 @@ def fusion_table(record: dict) -> list[dict]:
         if "error" in fit:
             rows.append({"detector": name, "term": "error", "value": fit["error"]})
             continue
-        rows += [{"detector": name, "term": f"weight {m}", "value": f"{w:.6g}"}
-                 for m, w in zip(fit["members"], fit["weights"])]
+        rows += [
+            {"detector": name, "term": f"weight {m}", "value": f"{w:.6g}"}
+            for m, w in zip(fit["members"], fit["weights"])
+        ]
         rows.append({"detector": name, "term": "bias", "value": f"{fit['bias']:.6g}"})
-        rows.append({"detector": name, "term": "fitted on", "value": f"{fit['n_bonafide']} bona fide + "
-                     f"{fit['n_spoof']} spoof trials ({fit['fitted_on']}); {fit['method']}"})
+        rows.append(
+            {
+                "detector": name,
+                "term": "fitted on",
+                "value": f"{fit['n_bonafide']} bona fide + "
+                f"{fit['n_spoof']} spoof trials ({fit['fitted_on']}); {fit['method']}",
+            }
+        )
     return rows
 
 
@@ -214,5 +259,6 @@ def recorded_calibration_items(record: dict, manifest: ManifestSet) -> frozenset
     """The calibration split of a run directory, from its run.json's resolved config and frozen manifest."""
     protocol = record["config"]["protocol"]
     split = protocol.get("calibration_split")
-    return calibration_items(manifest, CalibrationSplitConfig.model_validate(split) if split else None,
-                             protocol["seed"])
+    return calibration_items(
+        manifest, CalibrationSplitConfig.model_validate(split) if split else None, protocol["seed"]
+    )

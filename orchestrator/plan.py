@@ -13,8 +13,8 @@ From the frozen manifest, the protocol and what each service declares:
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 from .config import ProtocolConfig, RunConfig
 from .manifest import ManifestItem, ManifestSet

@@ -20,10 +20,11 @@ cross-validated log-loss keeps asking for less regularisation: the very divergen
 numpy only. Sums are written out feature by feature (no BLAS product), so a fit and its LLRs are
 the same bytes on every run.
 """
+
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 
@@ -39,10 +40,11 @@ def platt_targets(n_bonafide: int, n_spoof: int) -> tuple[float, float]:
 
 def _log_odds(params: np.ndarray, columns: Sequence[np.ndarray]) -> np.ndarray:
     """params[:K] . columns + params[K], one feature at a time (K = len(columns))."""
-    m = params[0] * columns[0]
+    m: np.ndarray = params[0] * columns[0]
     for j in range(1, len(columns)):
         m = m + params[j] * columns[j]
-    return m + params[len(columns)]
+    out: np.ndarray = m + params[len(columns)]
+    return out
 
 
 def _weighted_sum(weights: np.ndarray, *columns: np.ndarray | None) -> float:
@@ -54,16 +56,17 @@ def _weighted_sum(weights: np.ndarray, *columns: np.ndarray | None) -> float:
     return float(np.sum(product))
 
 
-def _objective(params: np.ndarray, columns: Sequence[np.ndarray], t: np.ndarray,
-               w: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
+def _objective(
+    params: np.ndarray, columns: Sequence[np.ndarray], t: np.ndarray, w: np.ndarray
+) -> tuple[float, np.ndarray, np.ndarray]:
     """Weighted cross-entropy (nats) of soft targets ``t`` against sigmoid(params . [x, 1]); value,
     gradient and Hessian over the K weights and the bias (last)."""
     m = _log_odds(params, columns)
-    p = np.exp(-np.logaddexp(0.0, -m))                  # sigmoid(m) without overflow
+    p = np.exp(-np.logaddexp(0.0, -m))  # sigmoid(m) without overflow
     value = float(np.sum(w * (t * np.logaddexp(0.0, -m) + (1 - t) * np.logaddexp(0.0, m))))
     r = w * (p - t)
     h = w * p * (1 - p)
-    cols: list[np.ndarray | None] = [*columns, None]    # None: the bias's column of ones
+    cols: list[np.ndarray | None] = [*columns, None]  # None: the bias's column of ones
     grad = np.array([_weighted_sum(r, c) for c in cols])
     hess = np.array([[_weighted_sum(h, ci, cj) for cj in cols] for ci in cols])
     return value, grad, hess
@@ -76,13 +79,13 @@ def _newton(columns: Sequence[np.ndarray], t: np.ndarray, w: np.ndarray) -> np.n
     for _ in range(NEWTON_STEPS):
         step = np.linalg.solve(hess, grad)
         shrink = 1.0
-        while True:                                   # backtracking: the objective must go down
+        while True:  # backtracking: the objective must go down
             trial = params - shrink * step
             trial_value, trial_grad, trial_hess = _objective(trial, columns, t, w)
             if trial_value <= value:
                 break
             shrink /= 2
-            if shrink < 1e-10:                        # no descent left at double precision: done
+            if shrink < 1e-10:  # no descent left at double precision: done
                 break
         if trial_value > value:
             break
@@ -110,12 +113,19 @@ class LinearLLR:
         columns = [np.ascontiguousarray(x[:, j]) for j in range(x.shape[1])]
         return _log_odds(np.array([*self.weights, self.bias]), columns)
 
-    def record(self) -> dict:
+    def record(self) -> dict[str, object]:
         """The map, the method and its parameters, as provenance records store them."""
         t_bona, t_spoof = platt_targets(self.n_bonafide, self.n_spoof)
-        return {"weights": list(self.weights), "bias": self.bias, "method": METHOD,
-                "effective_prior": EFFECTIVE_PRIOR, "n_bonafide": self.n_bonafide, "n_spoof": self.n_spoof,
-                "target_bonafide": t_bona, "target_spoof": t_spoof}
+        return {
+            "weights": list(self.weights),
+            "bias": self.bias,
+            "method": METHOD,
+            "effective_prior": EFFECTIVE_PRIOR,
+            "n_bonafide": self.n_bonafide,
+            "n_spoof": self.n_spoof,
+            "target_bonafide": t_bona,
+            "target_spoof": t_spoof,
+        }
 
 
 def fit_linear_llr(bonafide: np.ndarray, spoof: np.ndarray, names: Sequence[str] | None = None) -> LinearLLR:
@@ -146,8 +156,10 @@ def fit_linear_llr(bonafide: np.ndarray, spoof: np.ndarray, names: Sequence[str]
     scales = [float(np.std(x)) for x in columns]
     z = [(x - c) / sc for x, c, sc in zip(columns, centres, scales)]
     if k > 1 and np.linalg.matrix_rank(np.column_stack([*z, np.ones(z[0].size)])) < k + 1:
-        raise ValueError(f"the scores of {', '.join(names)} are affinely dependent (one is a linear function "
-                         "of the others): their weights cannot be told apart; leave one out")
+        raise ValueError(
+            f"the scores of {', '.join(names)} are affinely dependent (one is a linear function "
+            "of the others): their weights cannot be told apart; leave one out"
+        )
     n_b, n_s = b.shape[0], s.shape[0]
     t_bona, t_spoof = platt_targets(n_b, n_s)
     t = np.concatenate([np.full(n_b, t_bona), np.full(n_s, t_spoof)])

@@ -1,5 +1,6 @@
 """The K-feature LLR fit against scikit-learn on the same objective, against the analytic LLR of two
 Gaussians, and bounded on separable trials."""
+
 import numpy as np
 import pytest
 
@@ -19,14 +20,20 @@ def test_agrees_with_scikit_learn_on_the_same_objective():
     rng = np.random.default_rng(4)
     cov = [[1.0, 0.3, 0.0], [0.3, 2.0, 0.5], [0.0, 0.5, 0.7]]
     bona, spoof = gaussian_trials(rng, 150, 420, [1.0, 0.5, -0.2], [-0.5, 0.0, 0.3], cov)
-    bona[:, 1] = 50 + 20 * bona[:, 1]                      # features on unrelated scales and offsets
+    bona[:, 1] = 50 + 20 * bona[:, 1]  # features on unrelated scales and offsets
     spoof[:, 1] = 50 + 20 * spoof[:, 1]
     fit = fit_linear_llr(bona, spoof)
     tb, ts = platt_targets(len(bona), len(spoof))
     x = np.vstack([bona, bona, spoof, spoof])
     y = np.concatenate([np.ones(len(bona)), np.zeros(len(bona)), np.ones(len(spoof)), np.zeros(len(spoof))])
-    w = np.concatenate([np.full(len(bona), 0.5 / len(bona) * tb), np.full(len(bona), 0.5 / len(bona) * (1 - tb)),
-                        np.full(len(spoof), 0.5 / len(spoof) * ts), np.full(len(spoof), 0.5 / len(spoof) * (1 - ts))])
+    w = np.concatenate(
+        [
+            np.full(len(bona), 0.5 / len(bona) * tb),
+            np.full(len(bona), 0.5 / len(bona) * (1 - tb)),
+            np.full(len(spoof), 0.5 / len(spoof) * ts),
+            np.full(len(spoof), 0.5 / len(spoof) * (1 - ts)),
+        ]
+    )
     ref = LogisticRegression(C=np.inf, solver="lbfgs", tol=1e-12, max_iter=10000).fit(x, y, sample_weight=w * 1000)
     np.testing.assert_allclose(fit.weights, ref.coef_[0], rtol=1e-4)
     assert fit.bias == pytest.approx(ref.intercept_[0], rel=1e-4)
@@ -37,7 +44,7 @@ def test_recovers_the_analytic_llr_of_two_gaussians():
     # Shared covariance S: LLR(x) = d' S^-1 x - (mu_b' S^-1 mu_b - mu_s' S^-1 mu_s) / 2, d = mu_b - mu_s.
     rng = np.random.default_rng(5)
     mu_b, mu_s, cov = np.array([2.0, 1.0]), np.array([0.0, -0.5]), np.array([[1.5, 0.6], [0.6, 1.0]])
-    bona, spoof = gaussian_trials(rng, 40000, 10000, mu_b, mu_s, cov)   # unequal counts: the prior weighting undoes them
+    bona, spoof = gaussian_trials(rng, 40000, 10000, mu_b, mu_s, cov)  # unequal counts: the prior weighting undoes them
     inv = np.linalg.inv(cov)
     weights = inv @ (mu_b - mu_s)
     bias = -(mu_b @ inv @ mu_b - mu_s @ inv @ mu_s) / 2
@@ -57,7 +64,7 @@ def test_separable_trials_give_finite_bounded_llrs():
     fit = fit_linear_llr(bona, spoof, names=["a", "b"])
     llr_b, llr_s = fit(bona), fit(spoof)
     assert np.all(np.isfinite(fit.weights)) and np.isfinite(fit.bias)
-    assert np.all(llr_b > 0) and np.all(llr_s < 0)           # the separation survives
+    assert np.all(llr_b > 0) and np.all(llr_s < 0)  # the separation survives
     tb, ts = platt_targets(30, 50)
 
     def entropy(t):
@@ -104,8 +111,9 @@ def test_the_map_is_its_weights_and_bias_and_the_same_bytes_each_time():
     fit = fit_linear_llr(bona, spoof)
     assert fit == fit_linear_llr(bona.copy(), spoof.copy())
     x = rng.normal(0, 1, (5, 3))
-    np.testing.assert_allclose(fit(x), [sum(w * v for w, v in zip(fit.weights, row)) + fit.bias for row in x],
-                               rtol=1e-12)
+    np.testing.assert_allclose(
+        fit(x), [sum(w * v for w, v in zip(fit.weights, row)) + fit.bias for row in x], rtol=1e-12
+    )
     rec = fit.record()
     assert rec["weights"] == list(fit.weights) and rec["n_bonafide"] == 60 and rec["n_spoof"] == 90
     assert rec["target_bonafide"] == 61 / 62 and rec["target_spoof"] == 1 / 92
