@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import html
 import math
+from collections.abc import Callable, Sequence
 
 RELIABILITY_BINS = 10
 MAX_POINTS = 200
@@ -66,11 +67,12 @@ def calibration_data(bona: list[float], spoof: list[float]) -> dict:
                             for r in reliability_bins(bona, spoof)]}
 
 
-def _e(x) -> str:
+def _e(x: object) -> str:
     return html.escape(str(x))
 
 
-def _axes(parts: list[str], w: int, h: int, pad: int, x_ticks, y_ticks, to_xy, x_label: str, y_label: str) -> None:
+def _axes(parts: list[str], w: int, h: int, pad: int, x_ticks: Sequence[float], y_ticks: Sequence[float],
+          to_xy: Callable[[float, float], tuple[float, float]], x_label: str, y_label: str) -> None:
     parts.append(f'<rect x="{pad}" y="{pad}" width="{w - 2 * pad}" height="{h - 2 * pad}" fill="none" stroke="#999"/>')
     for t in x_ticks:
         x, _ = to_xy(t, y_ticks[0])

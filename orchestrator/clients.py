@@ -1,11 +1,13 @@
 """gRPC clients of the three roles: a deadline on every call, retries of UNAVAILABLE only."""
 from __future__ import annotations
 
+import subprocess
 import time
-from typing import Callable
+from typing import Any, Callable
 
 import grpc
 from google.protobuf import json_format
+from google.protobuf.message import Message
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from voxarena.transport import PLAINTEXT, ClientSecurity
@@ -27,7 +29,8 @@ def channel(address: str, security: ClientSecurity = PLAINTEXT) -> grpc.Channel:
     ])
 
 
-def wait_for_serving(address: str, name: str, timeout: float, process=None, log_tail: Callable[[], str] | None = None,
+def wait_for_serving(address: str, name: str, timeout: float, process: subprocess.Popen[bytes] | None = None,
+                     log_tail: Callable[[], str] | None = None,
                      security: ClientSecurity = PLAINTEXT) -> None:
     """Poll grpc.health.v1 until SERVING; fail early if the local process died."""
     ch = channel(address, security)
@@ -60,7 +63,8 @@ class CallFailed(RuntimeError):
         self.code, self.details, self.attempts = code, details, attempts
 
 
-def call_with_retry(method, request, deadline: float, retries: int, backoff: float):
+def call_with_retry(method: Callable[..., Any], request: Message, deadline: float, retries: int,
+                    backoff: float) -> tuple[Any, int]:
     """(response, attempts). Retries UNAVAILABLE only, with exponential backoff, at most ``retries`` times."""
     attempt = 0
     while True:
@@ -84,14 +88,14 @@ class ServiceClient:
         self.channel = channel(address, security)
         self.stub = self.stub_class(self.channel)
 
-    def call(self, method_name: str, request):
+    def call(self, method_name: str, request: Message) -> tuple[Any, int]:
         return call_with_retry(getattr(self.stub, method_name), request, self.deadline, self.retries, self.backoff)
 
-    def info(self):
+    def info(self) -> Message:
         resp, _ = self.call("GetInfo", common_pb2.GetInfoRequest())
         return resp
 
-    def info_dict(self) -> dict:
+    def info_dict(self) -> dict[str, Any]:
         return json_format.MessageToDict(self.info(), preserving_proto_field_name=True)
 
     def close(self) -> None:

@@ -15,7 +15,7 @@ checks (health, reflection, GetInfo fields, timing) and the scorer's; ``conforma
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, TypeVar
 
 import grpc
 import numpy as np
@@ -31,6 +31,7 @@ SCORER_SERVICE = "voxarena.v1.ScorerService"
 OVERSIZE_BYTES = 80 * 1024 * 1024   # above the SDK's 64 MiB default; a service may allow more
 CONCURRENT = 8                      # requests in flight at once in the concurrency checks
 STILL_SERVING = "still SERVING after every bad input"
+_R = TypeVar("_R")
 
 
 @dataclass
@@ -132,7 +133,7 @@ class Session:
     def skip(self, name: str, why: str) -> None:
         self.checks.append(Check(name, "SKIP", why))
 
-    def call_ok(self, name: str, call: Callable[[], object], sent: str = "", record: bool = True):
+    def call_ok(self, name: str, call: Callable[[], _R], sent: str = "", record: bool = True) -> _R | None:
         """The response of a call that must succeed (a FAIL with the status if it does not)."""
         try:
             response = call()

@@ -218,7 +218,8 @@ class DetectorChecks:
     def bad_inputs(self) -> None:
         s, invalid = self.s, (grpc.StatusCode.INVALID_ARGUMENT,)
 
-        def expect(name: str, req: detector_pb2.ScoreRequest, codes=invalid, sent: str | None = None) -> None:
+        def expect(name: str, req: detector_pb2.ScoreRequest, codes: tuple[grpc.StatusCode, ...] = invalid,
+                   sent: str | None = None) -> None:
             s.expect_error(name, lambda: self.score(req), sent or describe(req), codes)
 
         expect("empty request_id rejected", detector_pb2.ScoreRequest(request_id="", audio=self.clips[0]))

@@ -28,6 +28,7 @@ voice where one is named):
 from __future__ import annotations
 
 from concurrent.futures import Future
+from typing import Any
 
 import grpc
 import numpy as np
@@ -103,12 +104,12 @@ class GeneratorChecks:
                             for p in session.probes]
 
     def request(self, task: int, request_id: str, seed: int, variant: int = 0, light: bool = False,
-                **over) -> generator_pb2.SynthesizeRequest:
+                **over: Any) -> generator_pb2.SynthesizeRequest:
         """A valid request for ``task``; ``variant`` 1 is a second, different one (text, audio and seed).
 
         ``light``: a short text and a one-second source (the reference stays whole: cloners may need it).
         """
-        base: dict = dict(request_id=request_id, seed=seed + 1000 * variant, task=task)
+        base: dict[str, Any] = dict(request_id=request_id, seed=seed + 1000 * variant, task=task)
         inputs = required_inputs(task)
         if "text" in inputs:
             base["text"] = (LIGHT_TEXTS if light else TEXTS)[variant]
@@ -323,7 +324,8 @@ class GeneratorChecks:
         s, invalid = self.s, (grpc.StatusCode.INVALID_ARGUMENT,)
         first = self.tasks[0]
 
-        def expect(name: str, req: generator_pb2.SynthesizeRequest, codes=invalid, sent: str | None = None) -> None:
+        def expect(name: str, req: generator_pb2.SynthesizeRequest, codes: tuple[grpc.StatusCode, ...] = invalid,
+                   sent: str | None = None) -> None:
             s.expect_error(name, lambda: self.synthesize(req), sent or describe(req), codes)
 
         expect("empty request_id rejected", self.request(first, "", SEED))

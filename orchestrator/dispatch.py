@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import functools
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from typing import Callable
+from typing import Any, Callable
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
 from voxarena.v1 import detector_pb2
 
@@ -39,10 +39,10 @@ class RunProgress:
         self.bars.__enter__()
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: Any) -> None:
         self.bars.__exit__(*exc)
 
-    def advance(self, bar, n: int = 1) -> None:
+    def advance(self, bar: TaskID, n: int = 1) -> None:
         self.bars.advance(bar, n)
 
     def lost(self, iteration: int) -> None:
@@ -51,8 +51,11 @@ class RunProgress:
         if self.plan.measures:
             self._shrink(self.measure, 1)
 
-    def _shrink(self, bar, n: int) -> None:
-        self.bars.update(bar, total=self.bars.tasks[bar].total - n)
+    def _shrink(self, bar: TaskID, n: int) -> None:
+        total = self.bars.tasks[bar].total
+        if total is None:  # every bar is made with the plan's count
+            raise RuntimeError(f"progress bar {self.bars.tasks[bar].description!r} has no total")
+        self.bars.update(bar, total=total - n)
 
 
 class Batcher:

@@ -45,7 +45,8 @@ def failure_of_status(code: grpc.StatusCode) -> Failure:
     return Failure.SERVICE_ERROR
 
 
-def failed_row(base: dict, failure: Failure, reason: str, code: str | None = None, **fields) -> dict:
+def failed_row(base: dict[str, Any], failure: Failure, reason: str, code: str | None = None,
+               **fields: Any) -> dict[str, Any]:
     """``base`` (the row's identity: id, service, item, ...) and ``fields``, recorded as failed.
 
     ``code`` defaults to the one the kind has always been recorded with (``BAD_INPUT`` for an input,
@@ -58,18 +59,18 @@ def failed_row(base: dict, failure: Failure, reason: str, code: str | None = Non
     return {**base, **fields, "status": "failed", "failure": failure.value, "code": code, "reason": reason}
 
 
-def call_failed_row(base: dict, error: CallFailed, **fields) -> dict:
+def call_failed_row(base: dict[str, Any], error: CallFailed, **fields: Any) -> dict[str, Any]:
     """A row for a call that failed for good: the reason names the row, the code is the status name."""
     return failed_row(base, failure_of_status(error.code), f"{base['id']}: {error}", error.code.name, **fields)
 
 
-def item_error_row(base: dict, code: int, message: str) -> dict:
+def item_error_row(base: dict[str, Any], code: int, message: str) -> dict[str, Any]:
     """A row for one clip a detector refused inside a batch (``ItemError``: a numeric status code)."""
     status = _BY_NUMBER.get(code, grpc.StatusCode.UNKNOWN)
     return failed_row(base, failure_of_status(status), message, f"ITEM_{code}")
 
 
-def failure_kind(row: dict) -> str:
+def failure_kind(row: dict[str, Any]) -> str:
     """A failed row's kind; rows written before kinds were recorded get theirs from the code they carry."""
     if row.get("failure"):
         return row["failure"]

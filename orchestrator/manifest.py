@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -59,7 +60,7 @@ def corpus_attack(item: ManifestItem) -> str:
 class ManifestSet:
     items: list[ManifestItem]
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[ManifestItem]:
         return iter(self.items)
 
     def __len__(self) -> int:

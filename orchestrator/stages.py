@@ -113,7 +113,8 @@ class Generate:
             row["reference_clip"] = previous["id"]
         return row
 
-    def _request(self, job: GenerationJob, svc: Service, row: dict, previous: dict | None):
+    def _request(self, job: GenerationJob, svc: Service, row: dict[str, Any],
+                 previous: dict[str, Any] | None) -> generator_pb2.SynthesizeRequest:
         """The request for ``job``, from the inputs its task takes; fills the row's ``text``. I2D iteration
         k > 1 takes iteration k-1's clip (``previous``) as its reference audio and, for CLONE, the
         target text as its reference text."""
