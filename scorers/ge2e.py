@@ -25,7 +25,7 @@ import numpy as np
 MODEL = Path(__file__).parent / "models" / "resemblyzer_ge2e.onnx"
 MODEL_META = MODEL.with_suffix(".json")
 _LOCK = threading.Lock()
-_audio = None
+_audio: types.ModuleType | None = None
 
 
 def resemblyzer_dir() -> Path:
@@ -35,7 +35,7 @@ def resemblyzer_dir() -> Path:
     return Path(list(spec.submodule_search_locations)[0])
 
 
-def audio_module():
+def audio_module() -> types.ModuleType:
     """Resemblyzer's ``audio`` module (and ``hparams``), imported without running its package ``__init__``."""
     global _audio
     with _LOCK:
@@ -52,6 +52,8 @@ def audio_module():
                 full = f"resemblyzer.{name}"
                 if full not in sys.modules:
                     spec = importlib.util.spec_from_file_location(full, root / f"{name}.py")
+                    if spec is None or spec.loader is None:
+                        raise ImportError(f"{full}: cannot load {root / f'{name}.py'}")
                     module = importlib.util.module_from_spec(spec)
                     sys.modules[full] = module
                     spec.loader.exec_module(module)

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .registry import ClipInputs, Metric, MetricInputError, mean_of
+from .registry import ClipInputs, Measurement, Metric, MetricInputError, mean_of
 
 MODEL_NAME = "distillmos"      # directory under the models dir (convert.CONVERTERS)
 ONNX_FILE = "model.onnx"
@@ -147,14 +147,14 @@ class MosDistill(Metric):
                 self._model = DistillMosOnnx(load_converted(MODEL_NAME).path(ONNX_FILE))
             return self._model
 
-    def measure(self, clip: ClipInputs):
+    def measure(self, clip: ClipInputs) -> Measurement:
         mos, windows = self.model().mos(clip.audio.as_float32(), clip.audio.sample_rate)
         return {"mos_distill.mos": mos, "mos_distill.windows": float(windows)}, {}
 
-    def aggregate(self, rows):
+    def aggregate(self, rows: list[dict[str, float]]) -> float:
         return mean_of(rows, "mos_distill.mos")
 
-    def fingerprint(self):
+    def fingerprint(self) -> dict[str, str]:
         from voxarena.converted import ConvertedModelError, load_converted
 
         fp = {"mos_distill.resampler": RESAMPLER,

@@ -17,7 +17,7 @@ import numpy as np
 from voxarena.codec import RESAMPLER, resample
 from voxarena.hashing import sha256_file
 
-from .registry import ClipInputs, Metric, mean_of
+from .registry import ClipInputs, Measurement, Metric, mean_of
 
 _LOCK = threading.Lock()
 _model = None
@@ -83,17 +83,17 @@ class Dnsmos(Metric):
     description = "DNSMOS P.835 OVRL (headline), SIG, BAK and P.808 MOS (speechmos ONNX models, 16 kHz)."
     columns = ("dnsmos", "dnsmos_sig", "dnsmos_bak", "dnsmos_p808")
 
-    def measure(self, clip: ClipInputs):
+    def measure(self, clip: ClipInputs) -> Measurement:
         x = resample(clip.audio.samples, clip.audio.sample_rate, 16000).clip(-1.0, 1.0)
         out = model()(x.astype(np.float32), 16000)
         return {"dnsmos.ovrl": float(out["ovrl_mos"]), "dnsmos.sig": float(out["sig_mos"]),
                 "dnsmos.bak": float(out["bak_mos"]), "dnsmos.p808": float(out["p808_mos"])}, {}
 
-    def aggregate(self, rows):
+    def aggregate(self, rows: list[dict[str, float]]) -> dict[str, float]:
         return {"dnsmos": mean_of(rows, "dnsmos.ovrl"), "dnsmos_sig": mean_of(rows, "dnsmos.sig"),
                 "dnsmos_bak": mean_of(rows, "dnsmos.bak"), "dnsmos_p808": mean_of(rows, "dnsmos.p808")}
 
-    def fingerprint(self):
+    def fingerprint(self) -> dict[str, str]:
         d = _models_dir()
         return {"dnsmos": f"speechmos {version('speechmos')}, onnxruntime {version('onnxruntime')}",
                 "dnsmos.sig_bak_ovr_sha256": sha256_file(d / "sig_bak_ovr.onnx"),

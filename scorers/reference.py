@@ -13,27 +13,33 @@ from importlib.metadata import version
 
 import numpy as np
 
-from voxarena.codec import RESAMPLER, resample
+from voxarena.codec import RESAMPLER, AudioClip, resample
 
-from .registry import ClipInputs, Metric, MetricInputError, mean_of, reference_cache
+from .registry import ClipInputs, Measurement, Metric, MetricInputError, mean_of, reference_cache
 
 MAX_DURATION_MISMATCH = 0.10
 
 
-def signals(clip: ClipInputs, rate: int, aligned: bool = True) -> tuple[np.ndarray, np.ndarray]:
-    """(reference, generated) float32 at ``rate``, truncated to the common length."""
+def source_reference(clip: ClipInputs) -> AudioClip:
+    """The clip's reference recording (its source, or the same words), which these metrics need."""
     if clip.source_reference is None:
         raise MetricInputError("no time-aligned reference audio for this clip")
-    ref_d, gen_d = clip.source_reference.duration, clip.audio.duration
+    return clip.source_reference
+
+
+def signals(clip: ClipInputs, rate: int, aligned: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """(reference, generated) float32 at ``rate``, truncated to the common length."""
+    reference = source_reference(clip)
+    ref_d, gen_d = reference.duration, clip.audio.duration
     if aligned and not clip.reference_aligned:
         raise MetricInputError("the reference says the same words but is not the clip's source (TTS): not time-aligned")
     if aligned and abs(gen_d - ref_d) > MAX_DURATION_MISMATCH * ref_d:
         raise MetricInputError(f"reference is not time-aligned ({gen_d:.2f} s generated vs {ref_d:.2f} s reference)")
 
-    def at_rate(which: str, c) -> np.ndarray:
+    def at_rate(which: str, c: AudioClip) -> np.ndarray:
         return clip.cached(f"{which}@{rate}", lambda: resample(c.samples, c.sample_rate, rate))
 
-    ref, gen = at_rate("reference", clip.source_reference), at_rate("generated", clip.audio)
+    ref, gen = at_rate("reference", reference), at_rate("generated", clip.audio)
     n = min(ref.size, gen.size)
     return ref[:n], gen[:n]
 
@@ -42,7 +48,7 @@ def normalised_magnitudes(clip: ClipInputs) -> tuple[np.ndarray, np.ndarray]:
     """|STFT| (1024-point Hann, hop 256, 16 kHz) of reference and generated, each scaled to max 1."""
     import librosa
 
-    def compute():
+    def compute() -> tuple[np.ndarray, np.ndarray]:
         ref, gen = signals(clip, 16000, aligned=False)
         out = []
         for x in (ref, gen):
@@ -51,7 +57,7 @@ def normalised_magnitudes(clip: ClipInputs) -> tuple[np.ndarray, np.ndarray]:
             if peak <= 0:
                 raise MetricInputError("silent audio: the spectrum cannot be normalised")
             out.append(mag / peak)
-        return tuple(out)
+        return out[0], out[1]
 
     return clip.cached("stft_normalised", compute)
 
@@ -63,7 +69,7 @@ class Pesq(Metric):
                    "at 8 kHz when the generated clip is 8 kHz. Aligned reference required.")
     needs = ("source_reference",)
 
-    def measure(self, clip):
+    def measure(self, clip: ClipInputs) -> Measurement:
         from pesq import PesqError, pesq
 
         rate, mode = (8000, "nb") if clip.audio.sample_rate == 8000 else (16000, "wb")
@@ -74,10 +80,10 @@ class Pesq(Metric):
             raise MetricInputError(f"PESQ could not be computed: {type(e).__name__}") from None
         return {"pesq.value": float(value), "pesq.narrow_band": float(mode == "nb")}, {}
 
-    def aggregate(self, rows):
+    def aggregate(self, rows: list[dict[str, float]]) -> float:
         return mean_of(rows, "pesq.value")
 
-    def fingerprint(self):
+    def fingerprint(self) -> dict[str, str]:
         return {"pesq": f"pesq {version('pesq')} (P.862.2 wb at 16 kHz, P.862.1 nb at 8 kHz)", "reference.resampler": RESAMPLER}
 
 
@@ -88,17 +94,17 @@ class Stoi(Metric):
     needs = ("source_reference",)
     columns = ("stoi", "estoi")
 
-    def measure(self, clip):
+    def measure(self, clip: ClipInputs) -> Measurement:
         from pystoi import stoi
 
         ref, gen = signals(clip, 16000)
         return {"stoi.value": float(stoi(ref, gen, 16000, extended=False)),
                 "stoi.extended": float(stoi(ref, gen, 16000, extended=True))}, {}
 
-    def aggregate(self, rows):
+    def aggregate(self, rows: list[dict[str, float]]) -> dict[str, float]:
         return {"stoi": mean_of(rows, "stoi.value"), "estoi": mean_of(rows, "stoi.extended")}
 
-    def fingerprint(self):
+    def fingerprint(self) -> dict[str, str]:
         return {"stoi": f"pystoi {version('pystoi')}"}
 
 
@@ -109,12 +115,12 @@ class Psnr(Metric):
                    "10 log10(1 / MSE) over the common frames (SoK appendix F).")
     needs = ("source_reference",)
 
-    def measure(self, clip):
+    def measure(self, clip: ClipInputs) -> Measurement:
         ref, gen = normalised_magnitudes(clip)
         mse = float(np.mean((ref - gen) ** 2))
         return {"psnr.db": 10 * np.log10(1.0 / max(mse, 1e-12))}, {}
 
-    def aggregate(self, rows):
+    def aggregate(self, rows: list[dict[str, float]]) -> float:
         return mean_of(rows, "psnr.db")
 
 
@@ -125,17 +131,17 @@ class Ssim(Metric):
                    "used by PSNR. Aligned reference required.")
     needs = ("source_reference",)
 
-    def measure(self, clip):
+    def measure(self, clip: ClipInputs) -> Measurement:
         from skimage.metrics import structural_similarity
 
         signals(clip, 16000)  # the alignment check
         ref, gen = normalised_magnitudes(clip)
         return {"ssim.value": float(structural_similarity(ref, gen, data_range=1.0))}, {}
 
-    def aggregate(self, rows):
+    def aggregate(self, rows: list[dict[str, float]]) -> float:
         return mean_of(rows, "ssim.value")
 
-    def fingerprint(self):
+    def fingerprint(self) -> dict[str, str]:
         return {"ssim": f"scikit-image {version('scikit-image')} structural_similarity"}
 
 
@@ -146,7 +152,7 @@ class LogMelMse(Metric):
                    "1024-point FFT, 0-12 kHz; both signals resampled to 24 kHz; log of max(mel, 1e-5)). Aligned reference.")
     needs = ("source_reference",)
 
-    def measure(self, clip):
+    def measure(self, clip: ClipInputs) -> Measurement:
         import librosa
 
         ref, gen = signals(clip, 24000)
@@ -155,7 +161,7 @@ class LogMelMse(Metric):
             power=1.0), 1e-5)) for x in (ref, gen)]
         return {"ls_mse.value": float(np.mean((mels[0] - mels[1]) ** 2))}, {}
 
-    def aggregate(self, rows):
+    def aggregate(self, rows: list[dict[str, float]]) -> float:
         return mean_of(rows, "ls_mse.value")
 
 
@@ -181,19 +187,19 @@ class MelCepstralDistortion(Metric):
                    "MCD = 10/ln10 * sqrt(2) * mean distance along the path.")
     needs = ("source_reference",)
 
-    def measure(self, clip):
+    def measure(self, clip: ClipInputs) -> Measurement:
         import librosa
 
-        signals(clip, 16000, aligned=False)  # checks there is a reference
-        a = reference_cache.get("mcd.mcep", clip.source_reference, lambda c: mel_cepstra(resample(c.samples, c.sample_rate, 16000)))[:, 1:]
+        a = reference_cache.get("mcd.mcep", source_reference(clip),
+                                lambda c: mel_cepstra(resample(c.samples, c.sample_rate, 16000)))[:, 1:]
         b = mel_cepstra(resample(clip.audio.samples, clip.audio.sample_rate, 16000))[:, 1:]
         cost, path = librosa.sequence.dtw(X=a.T, Y=b.T, metric="euclidean")
         dist = np.linalg.norm(a[path[:, 0]] - b[path[:, 1]], axis=1)
         return {"mcd.db": float(10.0 / np.log(10.0) * np.sqrt(2.0) * dist.mean()), "mcd.frames": float(len(path))}, {}
 
-    def aggregate(self, rows):
+    def aggregate(self, rows: list[dict[str, float]]) -> float:
         return mean_of(rows, "mcd.db")
 
-    def fingerprint(self):
+    def fingerprint(self) -> dict[str, str]:
         return {"mcd": f"order {MCD_ORDER}, alpha {MCD_ALPHA}, pyworld {version('pyworld')}, pysptk {version('pysptk')}, "
                        f"librosa {version('librosa')} dtw"}

@@ -12,12 +12,17 @@ import importlib
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Callable, ClassVar
+from typing import Any, Callable, ClassVar, TypeVar
 
 import numpy as np
 
 from voxarena.codec import AudioClip
 from voxarena.default_metrics import HIGHER_IS_BETTER
+
+
+_T = TypeVar("_T")
+# What a metric makes of one clip: (values keyed "<name>.<quantity>", notes).
+Measurement = tuple[dict[str, float], dict[str, str]]
 
 
 class UnknownMetric(KeyError):
@@ -40,9 +45,9 @@ class ClipInputs:
     source_reference: AudioClip | None = None
     reference_aligned: bool = False
     generation_wall_seconds: float | None = None
-    cache: dict = field(default_factory=dict)
+    cache: dict[str, Any] = field(default_factory=dict)
 
-    def cached(self, key: str, compute: Callable[[], object]):
+    def cached(self, key: str, compute: Callable[[], _T]) -> _T:
         if key not in self.cache:
             self.cache[key] = compute()
         return self.cache[key]
@@ -54,10 +59,10 @@ class ReferenceCache:
 
     def __init__(self, size: int = 4096) -> None:
         self._lock = threading.Lock()
-        self._data: OrderedDict[tuple[str, str], object] = OrderedDict()
+        self._data: OrderedDict[tuple[str, str], Any] = OrderedDict()
         self.size = size
 
-    def get(self, what: str, clip: AudioClip, compute: Callable[[AudioClip], object]):
+    def get(self, what: str, clip: AudioClip, compute: Callable[[AudioClip], _T]) -> _T:
         key = (what, hashlib.sha256(clip.samples.tobytes() + str(clip.sample_rate).encode()).hexdigest())
         with self._lock:
             if key in self._data:
@@ -84,7 +89,7 @@ class Metric(abc.ABC):
     # Result columns; the first is the headline. Most metrics have one column named after them.
     columns: ClassVar[tuple[str, ...]] = ()
 
-    def __init_subclass__(cls, **kwargs) -> None:
+    def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         if "name" in vars(cls):
             if cls.name not in HIGHER_IS_BETTER:
@@ -100,7 +105,7 @@ class Metric(abc.ABC):
         return cls.columns or (cls.name,)
 
     @abc.abstractmethod
-    def measure(self, clip: ClipInputs) -> tuple[dict[str, float], dict[str, str]]:
+    def measure(self, clip: ClipInputs) -> Measurement:
         """(values keyed "<name>.<quantity>", notes); raise MetricInputError for an unmeasurable clip."""
 
     @abc.abstractmethod

@@ -2,35 +2,39 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import logging
 import math
 import sys
+from collections.abc import Callable, Iterable
 from importlib.metadata import version
 
+import grpc
 import numpy as np
 
 from services.sdk.errors import InvalidArgument, NotReady
 from services.sdk.server import _Stopwatch, add_service_arguments, create_server, run_until_signalled, server_security
-from voxarena.codec import AudioFormatError, decode_audio
+from voxarena.codec import AudioClip, AudioFormatError, decode_audio
 from voxarena.lifecycle import die_with_parent
 from voxarena.stats import composite, detection, i2d
 from voxarena.stats.bootstrap import cluster_intervals
 from voxarena.v1 import common_pb2, scorer_pb2, scorer_pb2_grpc
 
-from .registry import REGISTRY, ClipInputs, MetricInputError, UnknownMetric, get_metric, metric_class
+from .registry import REGISTRY, ClipInputs, Metric, MetricInputError, UnknownMetric, get_metric, metric_class
 
 log = logging.getLogger("voxarena.scorer")
 SCORER_VERSION = "1.0.0"
 
 
-def _metric(name: str):
+def _metric(name: str) -> Metric:
     try:
         return get_metric(name)
     except UnknownMetric as e:
         raise InvalidArgument(str(e)) from None
 
 
-def detection_intervals(s, bona: np.ndarray, spoof: np.ndarray, costs, boot) -> tuple[dict, dict]:
+def detection_intervals(s: scorer_pb2.TrialSet, bona: np.ndarray, spoof: np.ndarray, costs: detection.CostModel,
+                        boot: scorer_pb2.Bootstrap) -> tuple[dict[str, float], dict[str, float]]:
     """Speaker-cluster bootstrap of a trial set: a drawn speaker brings its bona fide and spoof trials."""
     clusters = list(s.bonafide_clusters or [f"b{i}" for i in range(bona.size)]) + \
         list(s.spoof_clusters or [f"s{i}" for i in range(spoof.size)])
@@ -44,7 +48,7 @@ def detection_intervals(s, bona: np.ndarray, spoof: np.ndarray, costs, boot) -> 
     return cluster_intervals(clusters, statistic, boot.resamples, boot.seed, boot.confidence or 0.95)
 
 
-def fingerprint(metric_names) -> dict[str, str]:
+def fingerprint(metric_names: Iterable[str]) -> dict[str, str]:
     fp = {"voxarena.scorer": SCORER_VERSION, "numpy": version("numpy"), "soxr": version("soxr"),
           "detection": "ASVspoof 5 definitions (det curve, EER, minDCF, actDCF at -log(beta), Cllr, PAV minCllr)"}
     for name in sorted(metric_names):
@@ -62,7 +66,7 @@ class ScorerServicer(scorer_pb2_grpc.ScorerServiceServicer):
         self._fingerprint = fingerprint(self._fp_metrics)
         self.ready = True
 
-    def GetInfo(self, request, context):
+    def GetInfo(self, request: common_pb2.GetInfoRequest, context: grpc.ServicerContext) -> scorer_pb2.ScorerInfo:
         if not self.ready:
             raise NotReady("scorer is still loading")
         specs = []
@@ -76,23 +80,27 @@ class ScorerServicer(scorer_pb2_grpc.ScorerServiceServicer):
         return scorer_pb2.ScorerInfo(model=info, metrics=specs, fingerprint=self._fingerprint)
 
     @staticmethod
-    def _inputs(item: scorer_pb2.ClipRequest) -> ClipInputs:
-        def audio(field: str):
-            if not item.HasField(field):
-                return None
-            try:
-                return decode_audio(getattr(item, field), f"{item.request_id}: {field}")
-            except AudioFormatError as e:
-                raise InvalidArgument(str(e)) from None
+    def _decoded(item: scorer_pb2.ClipRequest, field: str) -> AudioClip:
+        try:
+            return decode_audio(getattr(item, field), f"{item.request_id}: {field}")
+        except AudioFormatError as e:
+            raise InvalidArgument(str(e)) from None
+
+    @classmethod
+    def _inputs(cls, item: scorer_pb2.ClipRequest) -> ClipInputs:
+        """The clip's inputs; its ``audio`` is there (MeasureClips checks), the references may not be."""
+        def audio(field: str) -> AudioClip | None:
+            return cls._decoded(item, field) if item.HasField(field) else None
 
         return ClipInputs(
-            request_id=item.request_id, audio=audio("audio"), text=item.text,
+            request_id=item.request_id, audio=cls._decoded(item, "audio"), text=item.text,
             speaker_reference=audio("speaker_reference"), source_reference=audio("source_reference"),
             reference_aligned=item.reference_aligned,
             generation_wall_seconds=item.generation_timing.wall_seconds if item.HasField("generation_timing") else None,
         )
 
-    def MeasureClips(self, request, context):
+    def MeasureClips(self, request: scorer_pb2.MeasureClipsRequest,
+                     context: grpc.ServicerContext) -> scorer_pb2.MeasureClipsResponse:
         if not self.ready:
             raise NotReady("scorer is still loading")
         out = []
@@ -116,7 +124,8 @@ class ScorerServicer(scorer_pb2_grpc.ScorerServiceServicer):
                 out.append(m)
         return scorer_pb2.MeasureClipsResponse(items=out, timing=sw.to_proto())
 
-    def Aggregate(self, request, context):
+    def Aggregate(self, request: scorer_pb2.AggregateRequest,
+                  context: grpc.ServicerContext) -> scorer_pb2.AggregateResponse:
         metrics = [_metric(n) for n in request.metrics]
         boot = request.bootstrap if request.HasField("bootstrap") and request.bootstrap.resamples > 0 else None
         groups = []
@@ -132,14 +141,15 @@ class ScorerServicer(scorer_pb2_grpc.ScorerServiceServicer):
                 if boot and rows:
                     low, high = cluster_intervals(
                         [c.cluster or c.request_id for c in clips],
-                        lambda idx, m=metric, r=rows: m.aggregate_columns([r[i] for i in idx]),
+                        functools.partial(_aggregate_resample, metric, rows),
                         boot.resamples, boot.seed, boot.confidence or 0.95)
                     g.ci_low.update(low)
                     g.ci_high.update(high)
             groups.append(g)
         return scorer_pb2.AggregateResponse(groups=groups)
 
-    def DetectionMetrics(self, request, context):
+    def DetectionMetrics(self, request: scorer_pb2.DetectionMetricsRequest,
+                         context: grpc.ServicerContext) -> scorer_pb2.DetectionMetricsResponse:
         costs = detection.ASVSPOOF5_COSTS
         if request.HasField("costs"):
             c = request.costs
@@ -154,7 +164,10 @@ class ScorerServicer(scorer_pb2_grpc.ScorerServiceServicer):
                 values = detection.detection_metrics(bona, spoof, costs)
             except ValueError as e:
                 raise InvalidArgument(f"trial set {s.name}: {e}") from None
-            m = scorer_pb2.DetectionMetrics(name=s.name, **values)
+            m = scorer_pb2.DetectionMetrics(
+                name=s.name, n_bonafide=int(values["n_bonafide"]), n_spoof=int(values["n_spoof"]), eer=values["eer"],
+                eer_threshold=values["eer_threshold"], min_dcf=values["min_dcf"], act_dcf=values["act_dcf"],
+                cllr=values["cllr"], min_cllr=values["min_cllr"])
             if boot:
                 for what, clusters, n in (("bonafide", s.bonafide_clusters, bona.size), ("spoof", s.spoof_clusters, spoof.size)):
                     if clusters and len(clusters) != n:
@@ -165,14 +178,16 @@ class ScorerServicer(scorer_pb2_grpc.ScorerServiceServicer):
             out.append(m)
         return scorer_pb2.DetectionMetricsResponse(sets=out)
 
-    def Composite(self, request, context):
+    def Composite(self, request: scorer_pb2.CompositeRequest,
+                  context: grpc.ServicerContext) -> scorer_pb2.CompositeResponse:
         if not self.ready:
             raise NotReady("scorer is still loading")
         results = [_generator_composite(c) for c in request.generators]
         results += [_detector_composite(c) for c in request.detectors]
         return scorer_pb2.CompositeResponse(results=results, fingerprint=self._fingerprint)
 
-    def I2DAggregates(self, request, context):
+    def I2DAggregates(self, request: scorer_pb2.I2DAggregatesRequest,
+                      context: grpc.ServicerContext) -> scorer_pb2.I2DAggregatesResponse:
         if not self.ready:
             raise NotReady("scorer is still loading")
         decay = request.ewa_decay if request.HasField("ewa_decay") else i2d.EWA_DECAY
@@ -186,6 +201,11 @@ class ScorerServicer(scorer_pb2_grpc.ScorerServiceServicer):
         return scorer_pb2.I2DAggregatesResponse(trajectories=out, fingerprint=self._fingerprint)
 
 
+def _aggregate_resample(metric: Metric, rows: list[dict[str, float]], idx: np.ndarray) -> dict[str, float]:
+    """``metric``'s corpus figures over one bootstrap resample (``idx``) of the clips' ``rows``."""
+    return metric.aggregate_columns([rows[i] for i in idx])
+
+
 def _unique(what: str, names: list[str], composite_name: str) -> None:
     seen = set()
     for n in names:
@@ -194,7 +214,7 @@ def _unique(what: str, names: list[str], composite_name: str) -> None:
         seen.add(n)
 
 
-def _scored(name: str, higher_is_better: bool, compute) -> scorer_pb2.CompositeResult:
+def _scored(name: str, higher_is_better: bool, compute: Callable[[], dict[str, float]]) -> scorer_pb2.CompositeResult:
     """The composite's scores and ranks, or the reason it has none (a missing metric is a fact of the
     run, reported in its row, not a bad request)."""
     result = scorer_pb2.CompositeResult(name=name, higher_is_better=higher_is_better)

@@ -9,18 +9,22 @@ from __future__ import annotations
 import json
 import threading
 from importlib.metadata import version
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from voxarena.codec import RESAMPLER, AudioClip, resample
 
-from .registry import ClipInputs, Metric, MetricInputError, mean_of, reference_cache
+from .registry import ClipInputs, Measurement, Metric, MetricInputError, mean_of, reference_cache
+
+if TYPE_CHECKING:
+    from .ge2e import OnnxVoiceEncoder
 
 _LOCK = threading.Lock()
-_encoder = None
+_encoder: OnnxVoiceEncoder | None = None
 
 
-def encoder():
+def encoder() -> OnnxVoiceEncoder:
     global _encoder
     with _LOCK:
         if _encoder is None:
@@ -58,7 +62,7 @@ class ResemblyzerSIM(Metric):
                    "clips whose effective bandwidth is under 60% of their Nyquist frequency are flagged (upsampled?).")
     needs = ("speaker_reference",)
 
-    def measure(self, clip: ClipInputs):
+    def measure(self, clip: ClipInputs) -> Measurement:
         if clip.speaker_reference is None:
             raise MetricInputError("no speaker reference audio")
         a = embed(clip.audio)
@@ -70,10 +74,10 @@ class ResemblyzerSIM(Metric):
                                     f"{clip.audio.sample_rate / 2:.0f} Hz: upsampled audio? SIM compares voices at 16 kHz")
         return {"sim.cosine": float(np.dot(a, b) / (np.linalg.norm(a) * np.linalg.norm(b))), "sim.bandwidth_hz": bw}, notes
 
-    def aggregate(self, rows):
+    def aggregate(self, rows: list[dict[str, float]]) -> float:
         return mean_of(rows, "sim.cosine")
 
-    def fingerprint(self):
+    def fingerprint(self) -> dict[str, str]:
         from .ge2e import MODEL, MODEL_META
 
         meta = json.loads(MODEL_META.read_text())

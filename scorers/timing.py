@@ -1,7 +1,7 @@
 """Real-time factor from the generator's own timing (scope as the generator declares it)."""
 from __future__ import annotations
 
-from .registry import ClipInputs, Metric, MetricInputError, ratio_of_sums
+from .registry import ClipInputs, Measurement, Metric, MetricInputError, ratio_of_sums
 
 
 class RealTimeFactor(Metric):
@@ -10,10 +10,10 @@ class RealTimeFactor(Metric):
     description = "Real-time factor: seconds of the generator's native call per second of audio produced."
     needs = ("timing",)
 
-    def measure(self, clip: ClipInputs):
+    def measure(self, clip: ClipInputs) -> Measurement:
         if clip.generation_wall_seconds is None:
             raise MetricInputError("no generation timing")
         return {"rtf.wall_seconds": clip.generation_wall_seconds, "rtf.audio_seconds": clip.audio.duration}, {}
 
-    def aggregate(self, rows):
+    def aggregate(self, rows: list[dict[str, float]]) -> float:
         return ratio_of_sums(rows, "rtf.wall_seconds", "rtf.audio_seconds")
