@@ -14,8 +14,9 @@ checks (health, reflection, GetInfo fields, timing) and the scorer's; ``conforma
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable, TypeVar
+from typing import TypeVar
 
 import grpc
 import numpy as np

@@ -37,8 +37,16 @@ from voxarena.codec import AudioClip, AudioFormatError, decode_audio, encode_aud
 from voxarena.tasks import task_inputs
 from voxarena.v1 import common_pb2, generator_pb2, generator_pb2_grpc
 
-from .conformance import (CONCURRENT, OVERSIZE_BYTES, Session, describe_audio, describe_error, first_difference,
-                          short, summarise)
+from .conformance import (
+    CONCURRENT,
+    OVERSIZE_BYTES,
+    Session,
+    describe_audio,
+    describe_error,
+    first_difference,
+    short,
+    summarise,
+)
 
 TEXTS = ("The quick brown fox jumps over the lazy dog.", "Pack my box with five dozen liquor jugs.")
 # Shorter inputs for the checks that repeat a request many times (voices, options, concurrency): cheaper for

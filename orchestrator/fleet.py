@@ -19,8 +19,15 @@ from google.protobuf.message import Message
 from voxarena.transport import PLAINTEXT, ClientSecurity, TransportConfigError
 from voxarena.v1 import detector_pb2, generator_pb2, scorer_pb2
 
-from .clients import CallFailed, DetectorClient, GeneratorClient, ScorerClient, ServiceClient, ServiceStartError, \
-    wait_for_serving
+from .clients import (
+    CallFailed,
+    DetectorClient,
+    GeneratorClient,
+    ScorerClient,
+    ServiceClient,
+    ServiceStartError,
+    wait_for_serving,
+)
 from .config import RunConfig, ServiceConfig, TlsConfig
 from .local_services import LocalService
 

@@ -89,7 +89,7 @@ class ManifestSet:
         tmp.replace(path)
 
     @classmethod
-    def from_file(cls, path: Path) -> "ManifestSet":
+    def from_file(cls, path: Path) -> ManifestSet:
         items = []
         for n, line in enumerate(path.read_text().splitlines(), 1):
             if line.strip():

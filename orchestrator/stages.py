@@ -223,9 +223,10 @@ class Detect:
         svc = self.fleet[detector]
         rows, items, sent = [], [], []
         for c in clips:
-            base: dict[str, Any] = {"id": detection_id(detector, condition, c.id), "detector": detector, "condition": condition,
-                    "clip": c.id, "kind": c.kind, "generator": c.generator, "task": c.task,
-                    "iteration": c.iteration, "item": c.item.id, "speaker": c.item.speaker}
+            base: dict[str, Any] = {
+                "id": detection_id(detector, condition, c.id), "detector": detector, "condition": condition,
+                "clip": c.id, "kind": c.kind, "generator": c.generator, "task": c.task,
+                "iteration": c.iteration, "item": c.item.id, "speaker": c.item.speaker}
             try:
                 audio = encode_audio(self.degrade(c, condition))
             except (AudioFormatError, OSError, ChannelError) as e:

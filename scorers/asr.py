@@ -9,9 +9,10 @@ no conditioning on previous text; int8 on CPU.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from importlib.metadata import version
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from voxarena.codec import RESAMPLER, resample
 

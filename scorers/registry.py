@@ -11,14 +11,14 @@ import hashlib
 import importlib
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 
 from voxarena.codec import AudioClip
 from voxarena.default_metrics import HIGHER_IS_BETTER
-
 
 _T = TypeVar("_T")
 # What a metric makes of one clip: (values keyed "<name>.<quantity>", notes).

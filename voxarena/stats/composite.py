@@ -61,7 +61,8 @@ def _higher_is_better(metric: str) -> bool:
 
 def generator_scores(table: Mapping[str, Mapping[str, float | None]], weights: dict[str, float],
                      eps: float = EPSILON) -> dict[str, float]:
-    """``table``: system -> {metric: value} (None or NaN: missing). Returns system -> composite score (higher is better)."""
+    """``table``: system -> {metric: value} (None or NaN: missing).
+    Returns system -> composite score (higher is better)."""
     if not table:
         raise CompositeError("no systems to compare")
     direction = {m: _higher_is_better(m) for m in weights}

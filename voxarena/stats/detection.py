@@ -118,7 +118,8 @@ def bootstrap_figures(values: dict[str, float]) -> dict[str, float]:
     return {**{k: values[k] for k in BOOTSTRAPPED if k in values}, "calibration_loss": calibration_loss(values)}
 
 
-def detection_metrics(bonafide: npt.ArrayLike, spoof: npt.ArrayLike, costs: CostModel = ASVSPOOF5_COSTS) -> dict[str, float]:
+def detection_metrics(bonafide: npt.ArrayLike, spoof: npt.ArrayLike,
+                      costs: CostModel = ASVSPOOF5_COSTS) -> dict[str, float]:
     """All metrics of one trial set; raises ValueError naming what is missing."""
     b = np.asarray(bonafide, dtype=np.float64)
     s = np.asarray(spoof, dtype=np.float64)
