@@ -47,6 +47,15 @@ def test_serving_image_holds_no_torch(name):
 
 
 @pytest.mark.parametrize("name", SERVING)
+def test_image_leaves_tmp_to_the_service_user(name):
+    """Under a plain `docker run` /tmp is the image's own: a root-owned NUMBA_CACHE_DIR left there by the
+    build made librosa's import fail for the service user (kokoro's CLONE answered INTERNAL)."""
+    out = docker("run", "--rm", "--entrypoint", "sh", image_of(name), "-c",
+                 'mkdir -p "$NUMBA_CACHE_DIR" && test -w "$NUMBA_CACHE_DIR" && touch "$NUMBA_CACHE_DIR/.probe"')
+    assert out.returncode == 0, f"{name}: the service user cannot write NUMBA_CACHE_DIR in /tmp: {out.stderr}"
+
+
+@pytest.mark.parametrize("name", SERVING)
 def test_image_is_under_1_5_gb(name):
     size = int(docker("image", "inspect", "-f", "{{.Size}}", image_of(name)).stdout.strip())
     assert size < MAX_IMAGE_BYTES, f"{name}: {size / 1e9:.2f} GB"
