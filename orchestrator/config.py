@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Literal, overload
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, ValidationError, field_validator, model_validator
@@ -270,7 +270,12 @@ def expand(value: str) -> str:
     return _VAR.sub(sub, value)
 
 
+@overload
+def _resolve(path: str, base: Path) -> str: ...
+@overload
+def _resolve(path: str | None, base: Path) -> str | None: ...
 def _resolve(path: str | None, base: Path) -> str | None:
+    """``path`` (``~`` and ``${VAR}`` expanded) relative to ``base``, the config file's folder; None stays None."""
     if path is None:
         return None
     p = Path(expand(path)).expanduser()

@@ -114,11 +114,12 @@ def _trial_sets(dets: list[dict], detectors: list[str], generators: list[str], l
 def detection_rows(store: RunStore, scorer, cfg, generators: list[str], detectors: list[str], items: dict,
                    label: tuple[str, str] | None = None, conditions: tuple[str, ...] = (CLEAN,)) -> list[dict]:
     rows = store.detections.sorted_rows()
-    sets, meta = [], []
+    sets: list[scorer_pb2.TrialSet] = []
+    meta: list[dict] = []
     for condition in conditions:
-        s, m = _trial_sets(rows, detectors, generators, label, items, condition)
-        sets += s
-        meta += m
+        condition_sets, condition_meta = _trial_sets(rows, detectors, generators, label, items, condition)
+        sets += condition_sets
+        meta += condition_meta
     results = _detection_results(scorer, cfg, sets)
     for m in meta:
         s = results.get(f"{m['detector']}|{m['generator']}|{m['condition']}")
@@ -142,6 +143,8 @@ def generator_rows(store: RunStore, scorer, cfg, infos: dict, columns: dict[str,
     """One row per generator; with ``label`` (name, value), over the clips of items carrying that label only."""
     gens = [r for r in store.generations.sorted_rows() if _one_shot(r)]
     if label is not None:
+        if items is None:
+            raise ValueError("generator_rows: a label breakdown needs the manifest items")
         gens = [r for r in gens if items[r["item"]].labels.get(label[0]) == label[1]]
     meas = {r["id"]: r for r in store.measurements.sorted_rows() if r["status"] == "ok"}
     groups = [_measurement_group(g, [r for r in gens if r["generator"] == g], meas) for g in cfg.generators]
