@@ -6,6 +6,7 @@ SERVING answer (polled every 50 ms). Targets: at most 1.5 GB per image, SERVING 
 
     python benchmarks/container_startup.py [SERVICE ...]     # needs the images (make images)
 """
+
 from __future__ import annotations
 
 import subprocess
@@ -23,8 +24,25 @@ SIZE_TARGET_GB, START_TARGET_S = 1.5, 15.0
 
 def serving_after(image: str, timeout: float = 120.0) -> float:
     t0 = time.perf_counter()
-    cid = subprocess.run(["docker", "run", "-d", "--rm", "--read-only", "--tmpfs", "/tmp", "--user", "10001:10001",
-                          "-p", "127.0.0.1::50051", image], capture_output=True, text=True, check=True).stdout.strip()
+    cid = subprocess.run(
+        [
+            "docker",
+            "run",
+            "-d",
+            "--rm",
+            "--read-only",
+            "--tmpfs",
+            "/tmp",
+            "--user",
+            "10001:10001",
+            "-p",
+            "127.0.0.1::50051",
+            image,
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     try:
         port = ""
         while not port:
@@ -33,7 +51,10 @@ def serving_after(image: str, timeout: float = 120.0) -> float:
         stub = health_pb2_grpc.HealthStub(grpc.insecure_channel(address))
         while time.perf_counter() - t0 < timeout:
             try:
-                if stub.Check(health_pb2.HealthCheckRequest(), timeout=1).status == health_pb2.HealthCheckResponse.SERVING:
+                if (
+                    stub.Check(health_pb2.HealthCheckRequest(), timeout=1).status
+                    == health_pb2.HealthCheckResponse.SERVING
+                ):
                     return time.perf_counter() - t0
             except grpc.RpcError:
                 pass
@@ -50,15 +71,23 @@ def main(argv: list[str]) -> int:
     print(f"{'image':34} {'size GB':>8} {'to SERVING s':>13}")
     for name in names:
         image = services[name]["image"]
-        size = int(subprocess.run(["docker", "image", "inspect", "-f", "{{.Size}}", image], capture_output=True,
-                                  text=True, check=True).stdout) / 1e9
+        size = (
+            int(
+                subprocess.run(
+                    ["docker", "image", "inspect", "-f", "{{.Size}}", image], capture_output=True, text=True, check=True
+                ).stdout
+            )
+            / 1e9
+        )
         seconds = serving_after(image)
         rows.append((image, size, seconds))
         print(f"{image:34} {size:8.2f} {seconds:13.1f}", flush=True)
     worst_size = max(r[1] for r in rows)
     worst_start = max(r[2] for r in rows)
-    print(f"largest image {worst_size:.2f} GB = {worst_size / SIZE_TARGET_GB:.2f} x the 1.5 GB target; "
-          f"slowest start {worst_start:.1f} s = {worst_start / START_TARGET_S:.2f} x the 15 s target")
+    print(
+        f"largest image {worst_size:.2f} GB = {worst_size / SIZE_TARGET_GB:.2f} x the 1.5 GB target; "
+        f"slowest start {worst_start:.1f} s = {worst_start / START_TARGET_S:.2f} x the 15 s target"
+    )
     return 0 if worst_size <= SIZE_TARGET_GB and worst_start <= START_TARGET_S else 1
 
 

@@ -8,6 +8,7 @@ This times one trial set's intervals with the scorer's PAV (tied scores pooled, 
 regression) against the same bootstrap with sklearn's IsotonicRegression (the previous
 implementation), in one run, and checks both give the same intervals. Prints both times and the ratio.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -22,8 +23,8 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from voxarena.stats import detection  # noqa: E402
 from scorers.service import detection_intervals  # noqa: E402
+from voxarena.stats import detection  # noqa: E402
 
 
 def sklearn_pav(bonafide: np.ndarray, spoof: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -34,7 +35,7 @@ def sklearn_pav(bonafide: np.ndarray, spoof: np.ndarray) -> tuple[np.ndarray, np
     posterior = IsotonicRegression(y_min=0.0, y_max=1.0, increasing=True).fit_transform(scores, labels)
     with np.errstate(divide="ignore"):
         llr = np.log(posterior) - np.log1p(-posterior) - np.log(bonafide.size / spoof.size)
-    return llr[: bonafide.size], llr[bonafide.size:]
+    return llr[: bonafide.size], llr[bonafide.size :]
 
 
 def main() -> None:
@@ -56,8 +57,10 @@ def main() -> None:
         t_slow = time.perf_counter() - t0
     same = all(np.isclose(fast[i][k], slow[i][k]) for i in (0, 1) for k in fast[i])
     print(f"one trial set ({args.trials}+{args.trials} trials, {args.resamples} resamples, 20 speakers)")
-    print(f"  sklearn PAV: {t_slow:.2f} s   scipy PAV (scorer): {t_fast:.2f} s   ratio {t_slow / t_fast:.1f}x   "
-          f"same intervals: {same}")
+    print(
+        f"  sklearn PAV: {t_slow:.2f} s   scipy PAV (scorer): {t_fast:.2f} s   ratio {t_slow / t_fast:.1f}x   "
+        f"same intervals: {same}"
+    )
 
 
 if __name__ == "__main__":

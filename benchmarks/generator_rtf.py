@@ -8,6 +8,7 @@ through a real gRPC service process started as the orchestrator starts it (clien
 serialisation, transport and the SDK are included). Prints RTF in-process, RTF via gRPC, their ratio
 and the per-call overhead as a share of a 5-second utterance (target: under 5% for the fastest engine).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -69,10 +70,16 @@ def main() -> None:
         params = {o.name: o.default for o in model.options}
         if name == "piper-vits":
             params.update(noise_scale="0", noise_w_scale="0")
-        req = SynthesisRequest(request_id="bench", seed=1, task=task, text=TEXT if task == "TTS" else "",
-                               voice=model.voices[0].name if model.voices else "", parameters=params,
-                               source_audio=source if task in ("RECONSTRUCT", "CONVERT") else None,
-                               reference_audio=reference if task == "CONVERT" else None)
+        req = SynthesisRequest(
+            request_id="bench",
+            seed=1,
+            task=task,
+            text=TEXT if task == "TTS" else "",
+            voice=model.voices[0].name if model.voices else "",
+            parameters=params,
+            source_audio=source if task in ("RECONSTRUCT", "CONVERT") else None,
+            reference_audio=reference if task == "CONVERT" else None,
+        )
         model.synthesize(req)  # warm-up
         walls = []
         for _ in range(args.repeats):
@@ -88,8 +95,14 @@ def main() -> None:
             svc.start()
             address = svc.wait_ready(300)
             client = GeneratorClient(name, address, 300, 0, 0.1)
-            msg = generator_pb2.SynthesizeRequest(request_id="bench", seed=1, task=generator_pb2.Task.Value(task),
-                                                  text=req.text, voice=req.voice, parameters=params)
+            msg = generator_pb2.SynthesizeRequest(
+                request_id="bench",
+                seed=1,
+                task=generator_pb2.Task.Value(task),
+                text=req.text,
+                voice=req.voice,
+                parameters=params,
+            )
             if req.source_audio is not None:
                 msg.source_audio.CopyFrom(encode_audio(req.source_audio))
             if req.reference_audio is not None:
@@ -105,14 +118,20 @@ def main() -> None:
             svc.stop()
         via = statistics.median(grpc_walls)
         rows.append((name, task, duration, inproc / duration, via / duration, via - inproc))
-    print(f"\n{'generator':<14} {'task':<12} {'audio s':>7} {'RTF in-proc':>11} {'RTF gRPC':>9} {'ratio':>6} "
-          f"{'overhead ms':>11} {'% of 5 s':>8}")
+    print(
+        f"\n{'generator':<14} {'task':<12} {'audio s':>7} {'RTF in-proc':>11} {'RTF gRPC':>9} {'ratio':>6} "
+        f"{'overhead ms':>11} {'% of 5 s':>8}"
+    )
     for name, task, dur, r_in, r_grpc, over in rows:
-        print(f"{name:<14} {task:<12} {dur:7.2f} {r_in:11.4f} {r_grpc:9.4f} {r_grpc / r_in:6.2f} {1000 * over:11.1f} "
-              f"{100 * over / 5.0:8.2f}")
+        print(
+            f"{name:<14} {task:<12} {dur:7.2f} {r_in:11.4f} {r_grpc:9.4f} {r_grpc / r_in:6.2f} {1000 * over:11.1f} "
+            f"{100 * over / 5.0:8.2f}"
+        )
     fastest = min(rows, key=lambda r: r[3])
-    print(f"\nfastest engine: {fastest[0]} (RTF {fastest[3]:.4f}); RPC overhead {1000 * fastest[5]:.1f} ms = "
-          f"{100 * fastest[5] / 5.0:.2f}% of a 5-second utterance (target < 5%)")
+    print(
+        f"\nfastest engine: {fastest[0]} (RTF {fastest[3]:.4f}); RPC overhead {1000 * fastest[5]:.1f} ms = "
+        f"{100 * fastest[5] / 5.0:.2f}% of a 5-second utterance (target < 5%)"
+    )
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ efficiency = (CPU seconds used by all service processes, from /proc at shutdown)
 Target: 0.85 or better on the 2-core machine. The run starts from an empty directory (model loads
 included, as a user's run would) and the figures come from that one run.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -39,10 +40,23 @@ def main() -> None:
     cpu = session["service_cpu_seconds"]
     wall = session["wall_seconds"]
     efficiency = sum(cpu.values()) / (cores * wall)
-    print(json.dumps({"config": args.config, "run_dir": str(out), "cores": cores, "wall_seconds": wall,
-                      "service_cpu_seconds": cpu, "harness_efficiency": round(efficiency, 3), "target": 0.85},
-                     indent=2))
-    print(f"harness efficiency: {efficiency:.3f} (service CPU {sum(cpu.values()):.1f} s / ({cores} cores x {wall:.1f} s wall))")
+    print(
+        json.dumps(
+            {
+                "config": args.config,
+                "run_dir": str(out),
+                "cores": cores,
+                "wall_seconds": wall,
+                "service_cpu_seconds": cpu,
+                "harness_efficiency": round(efficiency, 3),
+                "target": 0.85,
+            },
+            indent=2,
+        )
+    )
+    print(
+        f"harness efficiency: {efficiency:.3f} (service CPU {sum(cpu.values()):.1f} s / ({cores} cores x {wall:.1f} s wall))"
+    )
 
 
 if __name__ == "__main__":

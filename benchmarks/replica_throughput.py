@@ -8,6 +8,7 @@ response end). Prints clips per second for N=1 and N=2 and their ratio (ideal 2.
 
     python benchmarks/replica_throughput.py          # needs the images (make images)
 """
+
 from __future__ import annotations
 
 import json
@@ -35,8 +36,12 @@ def wait_healthy(env: dict, service: str, replicas: int) -> None:
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline:
         ids = compose("ps", "-q", service, env=env).split() + compose("ps", "-q", "scorer", env=env).split()
-        states = [subprocess.run(["docker", "inspect", "-f", "{{.State.Health.Status}}", i], capture_output=True,
-                                 text=True).stdout.strip() for i in ids]
+        states = [
+            subprocess.run(
+                ["docker", "inspect", "-f", "{{.State.Health.Status}}", i], capture_output=True, text=True
+            ).stdout.strip()
+            for i in ids
+        ]
         if len(ids) == replicas + 1 and all(s == "healthy" for s in states):
             return
         time.sleep(2)
@@ -81,8 +86,17 @@ def main() -> None:
             # Each replica's first call pays one-off costs (numba compiles librosa's kernels): excluded.
             compose("run", "--rm", "--entrypoint", "python", "orchestrator", "-c", WARM_UP, env=env)
             out = REPO / "runs" / f"bench-replicas-{n}-{int(time.time())}"
-            compose("run", "--rm", "orchestrator", "run", "configs/bench-replicas.yaml", "--out",
-                    str(out.relative_to(REPO)), "--no-progress", env=env)
+            compose(
+                "run",
+                "--rm",
+                "orchestrator",
+                "run",
+                "configs/bench-replicas.yaml",
+                "--out",
+                str(out.relative_to(REPO)),
+                "--no-progress",
+                env=env,
+            )
             clips, seconds = generation_span(out)
             results[n] = clips / seconds
             print(f"griffin-lim x{n}: {clips} clips in {seconds:.1f} s = {results[n]:.3f} clips/s", flush=True)

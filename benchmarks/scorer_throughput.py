@@ -13,6 +13,7 @@ library defaults, every input resampled and analysed again for each metric that 
 Scorer: the scorer service as a local process, batches of 8 clips, two batches in flight.
 Prints both wall times, their ratio (target >= 3x) and audio seconds scored per wall-clock second.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -99,9 +100,17 @@ def naive(clips) -> float:
         10 * np.log10(1 / np.mean((mg - mr) ** 2))
         structural_similarity(mr, mg, data_range=1.0)
         g24, r24 = (librosa.resample(v, orig_sr=16000, target_sr=24000) for v in (g, r))
-        lm = [np.log(np.maximum(librosa.feature.melspectrogram(y=v, sr=24000, n_fft=1024, win_length=960,
-                                                               hop_length=300, n_mels=80, fmax=12000, power=1.0), 1e-5))
-              for v in (g24, r24)]
+        lm = [
+            np.log(
+                np.maximum(
+                    librosa.feature.melspectrogram(
+                        y=v, sr=24000, n_fft=1024, win_length=960, hop_length=300, n_mels=80, fmax=12000, power=1.0
+                    ),
+                    1e-5,
+                )
+            )
+            for v in (g24, r24)
+        ]
         float(np.mean((lm[0] - lm[1]) ** 2))
         ca, cb = mcep(g), mcep(r)
         _, path = librosa.sequence.dtw(X=ca.T, Y=cb.T, metric="euclidean")
@@ -115,12 +124,22 @@ def through_scorer(clips, batch: int = 8, in_flight: int = 2) -> float:
         svc = LocalService("scorer", "scorers", Path(tmp) / "scorer.log")
         svc.start()
         client = ScorerClient("scorer", svc.wait_ready(300), 600, 0, 0.1)
-        reqs = [scorer_pb2.ClipRequest(request_id=cid, metrics=METRICS, text=text, audio=encode_audio(gen),
-                                       speaker_reference=encode_audio(ref), source_reference=encode_audio(ref))
-                for cid, gen, ref, text in clips]
-        batches = [reqs[i:i + batch] for i in range(0, len(reqs), batch)]
+        reqs = [
+            scorer_pb2.ClipRequest(
+                request_id=cid,
+                metrics=METRICS,
+                text=text,
+                audio=encode_audio(gen),
+                speaker_reference=encode_audio(ref),
+                source_reference=encode_audio(ref),
+            )
+            for cid, gen, ref, text in clips
+        ]
+        batches = [reqs[i : i + batch] for i in range(0, len(reqs), batch)]
         with ThreadPoolExecutor(in_flight) as pool:
-            results = list(pool.map(lambda b: client.call("MeasureClips", scorer_pb2.MeasureClipsRequest(items=b))[0], batches))
+            results = list(
+                pool.map(lambda b: client.call("MeasureClips", scorer_pb2.MeasureClipsRequest(items=b))[0], batches)
+            )
         errors = [e for r in results for m in r.items for e in m.errors.values()]
         client.close()
         svc.stop()

@@ -15,6 +15,7 @@ Before the first service with a converted model, it builds the converter image
 then also answers ``/speech/<path>`` for the conversions' check clips (``convert.CHECK_CLIPS`` only),
 from ``$VOXARENA_SPEECH`` (default ``../shared/data/speech``).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -83,7 +84,9 @@ def _serve_wheelhouse() -> tuple[http.server.ThreadingHTTPServer, str]:
     try:
         server = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
     except OSError as e:
-        raise SystemExit(f"cannot serve the wheelhouse on 127.0.0.1:{port} ({e}); set VOXARENA_WHEELHOUSE_PORT") from None
+        raise SystemExit(
+            f"cannot serve the wheelhouse on 127.0.0.1:{port} ({e}); set VOXARENA_WHEELHOUSE_PORT"
+        ) from None
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server, f"http://127.0.0.1:{server.server_address[1]}/"
 
@@ -113,21 +116,29 @@ def service_build(svc: Service) -> tuple[dict[str, str], list[str] | None]:
 def _build_converter(tag: str, args: dict[str, str], url: str) -> None:
     missing = [str(p) for p in _check_clips().values() if not p.exists()]
     if missing:
-        raise SystemExit(f"the converter checks its conversions on real speech: {', '.join(missing)} missing "
-                         f"(set VOXARENA_SPEECH to the shared speech directory)")
+        raise SystemExit(
+            f"the converter checks its conversions on real speech: {', '.join(missing)} missing "
+            f"(set VOXARENA_SPEECH to the shared speech directory)"
+        )
     seconds = _build(tag, CONVERTER_DOCKERFILE, {**args, "SPEECH_URL": url + SPEECH_PREFIX.lstrip("/")})
     print(f"  {tag}: {seconds:.0f} s", flush=True)
 
 
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("services", nargs="*", help="only these services (default: all with an image, except those "
-                                               "of the 'torch' profile)")
+    p.add_argument(
+        "services",
+        nargs="*",
+        help="only these services (default: all with an image, except those of the 'torch' profile)",
+    )
     p.add_argument("--base-image", default=os.environ.get("BASE_IMAGE", "voxarena/base:bookworm"))
     p.add_argument("--runtime-image", default=os.environ.get("VOXARENA_RUNTIME_IMAGE", "voxarena/runtime:latest"))
     p.add_argument("--converter-image", default=os.environ.get("VOXARENA_CONVERTER_IMAGE", "voxarena/converter:latest"))
-    p.add_argument("--tag", help="tag each service image NAME:TAG instead of the catalogue's (e.g. to compare "
-                                 "with the images already built)")
+    p.add_argument(
+        "--tag",
+        help="tag each service image NAME:TAG instead of the catalogue's (e.g. to compare "
+        "with the images already built)",
+    )
     args = p.parse_args(argv)
     wheels = sorted(WHEELHOUSE.glob("voxarena-*.whl"))
     if not wheels:
@@ -138,10 +149,14 @@ def main(argv: list[str] | None = None) -> None:
         raise SystemExit(f"unknown service(s) {', '.join(unknown)}; buildable: {', '.join(buildable)}")
     server, url = _serve_wheelhouse()
     try:
-        common = {"WHEELHOUSE_URL": url, "DEPS_DIGEST": _digest(ROOT / "pyproject.toml"),
-                  "SOURCE_DIGEST": _code_digest(wheels[-1])}
-        seconds = _build(args.runtime_image, "compose/runtime.Dockerfile",
-                         {"BASE_IMAGE": args.base_image, "WHEELHOUSE_URL": url})
+        common = {
+            "WHEELHOUSE_URL": url,
+            "DEPS_DIGEST": _digest(ROOT / "pyproject.toml"),
+            "SOURCE_DIGEST": _code_digest(wheels[-1]),
+        }
+        seconds = _build(
+            args.runtime_image, "compose/runtime.Dockerfile", {"BASE_IMAGE": args.base_image, "WHEELHOUSE_URL": url}
+        )
         print(f"  {args.runtime_image}: {seconds:.0f} s", flush=True)
         default = [name for name, svc in buildable.items() if svc.compose_profile != "torch"]
         converter_built = False

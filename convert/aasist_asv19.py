@@ -16,6 +16,7 @@ Not calibrated: not an LLR.
 torch is imported inside the functions: the service imports ``SOURCE`` and ``official_pad`` from
 here without it.
 """
+
 from __future__ import annotations
 
 import json
@@ -36,7 +37,7 @@ SOURCE = SourceWeights(
 CONFIG_FILE = "CM_System/AASIST_config.json"
 ONNX_FILE = "model.onnx"
 SAMPLE_RATE = 16000
-NB_SAMP = 64600     # the config's nb_samp; convert() refuses a package whose config says otherwise
+NB_SAMP = 64600  # the config's nb_samp; convert() refuses a package whose config says otherwise
 # Largest |score_onnx - score_torch| accepted on the check clips (float32 graph, scores of order 1..10).
 TOLERANCE = 1e-3
 
@@ -95,9 +96,16 @@ def _export(model, path: Path) -> None:
 
     # eval() on the wrapper: export restores the wrapper's own mode afterwards, recursively, and a new
     # Module is in training mode (that would leave dropout and batch statistics on in the original).
-    torch.onnx.export(Logits(model).eval(), (torch.zeros(1, NB_SAMP),), str(path), input_names=["waveform"],
-                      output_names=["logits"], dynamic_axes={"waveform": {0: "batch"}, "logits": {0: "batch"}},
-                      opset_version=17, do_constant_folding=True)
+    torch.onnx.export(
+        Logits(model).eval(),
+        (torch.zeros(1, NB_SAMP),),
+        str(path),
+        input_names=["waveform"],
+        output_names=["logits"],
+        dynamic_axes={"waveform": {0: "batch"}, "logits": {0: "batch"}},
+        opset_version=17,
+        do_constant_folding=True,
+    )
 
 
 def convert(out_dir: Path) -> dict:
@@ -119,6 +127,11 @@ def convert(out_dir: Path) -> dict:
         scores[name] = {"torch": round(reference, 6), "onnx": round(exported, 6)}
     if not diff <= TOLERANCE:
         raise ConversionMismatch(f"aasist-asv19: ONNX vs torch max |score diff| {diff:.3g} > tolerance {TOLERANCE}")
-    return {"max_abs_score_diff": diff, "tolerance": TOLERANCE, "scores": scores,
-            "parameter_count": sum(p.numel() for p in model.parameters()),
-            "score": "logit(bona fide) - logit(spoof)", "input": f"{NB_SAMP} samples at {SAMPLE_RATE} Hz, official_pad"}
+    return {
+        "max_abs_score_diff": diff,
+        "tolerance": TOLERANCE,
+        "scores": scores,
+        "parameter_count": sum(p.numel() for p in model.parameters()),
+        "score": "logit(bona fide) - logit(spoof)",
+        "input": f"{NB_SAMP} samples at {SAMPLE_RATE} Hz, official_pad",
+    }

@@ -15,6 +15,7 @@ scorer's numpy preprocessing plus the ONNX export on the same samples, and fails
 
 torch is imported inside the functions only.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -39,7 +40,7 @@ SOURCE = SourceWeights(
     sha256="b18b3ac60227267cfb91e5d00ce22cc7b73716fd92f269484da1446e27031a40",
     licence="MIT (Copyright (c) Microsoft Corporation); model code also from xls-r-sqa 0.1.0, MIT (KU Leuven)",
     upstream="microsoft/Distill-MOS variant 7 (Stahl & Gamper, arXiv:2502.05356), trained by distillation "
-             "from an XLS-R speech quality model",
+    "from an XLS-R speech quality model",
 )
 # The network's code comes from this package too; another version may build a different network.
 MODEL_CODE = ("xls-r-sqa", "0.1.0")
@@ -78,7 +79,9 @@ def load_torch_model():
 
     installed = importlib.metadata.version(MODEL_CODE[0])
     if installed != MODEL_CODE[1]:
-        raise ConversionMismatch(f"{MODEL_CODE[0]} {installed} is installed; the network was checked with {MODEL_CODE[1]}")
+        raise ConversionMismatch(
+            f"{MODEL_CODE[0]} {installed} is installed; the network was checked with {MODEL_CODE[1]}"
+        )
     with _torchaudio_optional():
         from distillmos.sqa import ConvTransformerSQAModel
 
@@ -98,7 +101,7 @@ def torch_mos(model, samples: np.ndarray) -> float:
 def _export(model, path: Path) -> None:
     import torch
 
-    from scorers.mos_distill import SEQ_LEN, WIN, HOP
+    from scorers.mos_distill import HOP, SEQ_LEN, WIN
 
     class FromSpectrum(torch.nn.Module):
         """``ConvTransformerSQAModel.forward`` after its STFT: compressed spectrum -> MOS per window."""
@@ -117,9 +120,16 @@ def _export(model, path: Path) -> None:
     # path (aten::_transformer_encoder_layer_fwd), which has no ONNX export; the plain path computes the same.
     # The wrapper in eval mode: export restores each module's mode afterwards, and a wrapper left in
     # training mode would put the shared model back into training mode (BatchNorm on batch statistics).
-    torch.onnx.export(FromSpectrum(model).eval(), (example,), str(path), input_names=["spec"], output_names=["mos"],
-                      dynamic_axes={"spec": {0: "windows"}, "mos": {0: "windows"}}, opset_version=OPSET,
-                      do_constant_folding=True)
+    torch.onnx.export(
+        FromSpectrum(model).eval(),
+        (example,),
+        str(path),
+        input_names=["spec"],
+        output_names=["mos"],
+        dynamic_axes={"spec": {0: "windows"}, "mos": {0: "windows"}},
+        opset_version=OPSET,
+        do_constant_folding=True,
+    )
 
 
 def convert(out_dir: Path) -> dict:
@@ -137,12 +147,21 @@ def convert(out_dir: Path) -> dict:
         x = samples.astype(np.float32)
         reference = torch_mos(model, x)
         mos, windows = served.mos(x, rate)
-        per_clip[name] = {"seconds": round(len(x) / rate, 2), "windows": windows, "torch": round(reference, 6),
-                          "onnx": round(mos, 6), "abs_diff": abs(mos - reference)}
+        per_clip[name] = {
+            "seconds": round(len(x) / rate, 2),
+            "windows": windows,
+            "torch": round(reference, 6),
+            "onnx": round(mos, 6),
+            "abs_diff": abs(mos - reference),
+        }
     diff = max(c["abs_diff"] for c in per_clip.values())
-    check = {"max_abs_mos_diff": diff, "tolerance": TOLERANCE, "clips": per_clip,
-             "inputs": "LibriSpeech test-clean check clips at 16 kHz; torch: the package's forward; "
-                       "onnx: scorers.mos_distill preprocessing + model.onnx"}
+    check = {
+        "max_abs_mos_diff": diff,
+        "tolerance": TOLERANCE,
+        "clips": per_clip,
+        "inputs": "LibriSpeech test-clean check clips at 16 kHz; torch: the package's forward; "
+        "onnx: scorers.mos_distill preprocessing + model.onnx",
+    }
     if not diff <= TOLERANCE:
         raise ConversionMismatch(f"distillmos: ONNX vs torch max |MOS diff| {diff:.3g} > tolerance {TOLERANCE}")
     return check

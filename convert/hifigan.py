@@ -13,6 +13,7 @@ from the torch original of HiFi-GAN's ``mel_spectrogram`` (``torch_mel`` below) 
 The package's ``__init__`` imports torchaudio (for its own resampler and mel), which this
 conversion does not need: ``models.py`` is loaded on its own.
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -69,13 +70,24 @@ def torch_mel(y: np.ndarray) -> np.ndarray:
 
     from services.generators.hifigan import mel as ref
 
-    basis = torch.from_numpy(librosa_mel(sr=ref.SAMPLE_RATE, n_fft=ref.N_FFT, n_mels=ref.N_MELS, fmin=ref.FMIN,
-                                         fmax=ref.FMAX)).float()
+    basis = torch.from_numpy(
+        librosa_mel(sr=ref.SAMPLE_RATE, n_fft=ref.N_FFT, n_mels=ref.N_MELS, fmin=ref.FMIN, fmax=ref.FMAX)
+    ).float()
     x = torch.from_numpy(np.asarray(y, dtype=np.float32)).unsqueeze(0)
     pad = int((ref.N_FFT - ref.HOP) / 2)
     x = torch.nn.functional.pad(x.unsqueeze(1), (pad, pad), mode="reflect").squeeze(1)
-    spec = torch.stft(x, ref.N_FFT, hop_length=ref.HOP, win_length=ref.WIN, window=torch.hann_window(ref.WIN),
-                      center=False, pad_mode="reflect", normalized=False, onesided=True, return_complex=True)
+    spec = torch.stft(
+        x,
+        ref.N_FFT,
+        hop_length=ref.HOP,
+        win_length=ref.WIN,
+        window=torch.hann_window(ref.WIN),
+        center=False,
+        pad_mode="reflect",
+        normalized=False,
+        onesided=True,
+        return_complex=True,
+    )
     spec = torch.view_as_real(spec)
     spec = torch.sqrt(spec.pow(2).sum(-1) + 1e-9)
     spec = torch.matmul(basis, spec)
@@ -88,8 +100,10 @@ def speech_clips() -> list[tuple[str, np.ndarray]]:
 
     from services.generators.hifigan.mel import SAMPLE_RATE
 
-    return [(name, soxr.resample(samples, rate, SAMPLE_RATE, quality="HQ").astype(np.float32))
-            for name, samples, rate in check_clips()]
+    return [
+        (name, soxr.resample(samples, rate, SAMPLE_RATE, quality="HQ").astype(np.float32))
+        for name, samples, rate in check_clips()
+    ]
 
 
 def _snr_db(reference: np.ndarray, other: np.ndarray) -> float:
@@ -107,8 +121,15 @@ def convert(out_dir: Path) -> dict:
     path = out_dir / ONNX_FILE
     example = torch.zeros(1, 80, 64)
     with torch.no_grad():
-        torch.onnx.export(generator, (example,), str(path), input_names=["mel"], output_names=["audio"],
-                          dynamic_axes={"mel": {2: "frames"}, "audio": {2: "samples"}}, opset_version=OPSET)
+        torch.onnx.export(
+            generator,
+            (example,),
+            str(path),
+            input_names=["mel"],
+            output_names=["audio"],
+            dynamic_axes={"mel": {2: "frames"}, "audio": {2: "samples"}},
+            opset_version=OPSET,
+        )
     session = onnxruntime.InferenceSession(str(path), providers=["CPUExecutionProvider"])
     per_clip = {}
     for name, y in speech_clips():
@@ -119,18 +140,21 @@ def convert(out_dir: Path) -> dict:
         out = session.run(["audio"], {"mel": mel[None]})[0][0, 0]
         if out.shape != ref.shape:
             raise RuntimeError(f"hifigan check: {name}: ONNX output {out.shape} != torch {ref.shape}")
-        per_clip[name] = {"seconds": round(y.size / 22050, 2), "max_abs": float(np.max(np.abs(out - ref))),
-                          "snr_db": round(_snr_db(ref, out), 2), "mel_max_abs_numpy_vs_torch": mel_diff}
+        per_clip[name] = {
+            "seconds": round(y.size / 22050, 2),
+            "max_abs": float(np.max(np.abs(out - ref))),
+            "snr_db": round(_snr_db(ref, out), 2),
+            "mel_max_abs_numpy_vs_torch": mel_diff,
+        }
     check = {
         "clips": per_clip,
         "max_abs": max(c["max_abs"] for c in per_clip.values()),
         "min_snr_db": min(c["snr_db"] for c in per_clip.values()),
         "mel_max_abs_numpy_vs_torch": max(c["mel_max_abs_numpy_vs_torch"] for c in per_clip.values()),
         "tolerance": {"max_abs": MAX_ABS_TOLERANCE, "min_snr_db": MIN_SNR_DB},
-        "parameter_count": sum(p.numel() for p in generator.parameters()),   # weight norm folded in
+        "parameter_count": sum(p.numel() for p in generator.parameters()),  # weight norm folded in
         "inputs": "log-mel (services.generators.hifigan.mel) of the LibriSpeech check clips at 22.05 kHz (soxr HQ)",
     }
     if check["max_abs"] > MAX_ABS_TOLERANCE or check["min_snr_db"] < MIN_SNR_DB:
         raise RuntimeError(f"hifigan: ONNX disagrees with torch beyond tolerance: {json.dumps(check)}")
     return check
-

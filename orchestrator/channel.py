@@ -19,6 +19,7 @@ The degraded clip is stored like any other artifact (content-addressed WAV, PCM 
 with its steps, measured bit rate and sha256 in ``degradations.jsonl``; the condition ``clean``
 (always present) is the clip as it is.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -108,7 +109,7 @@ def apply_condition(clip: AudioClip, steps: list, seed: int) -> tuple[AudioClip,
             if power == 0.0:
                 raise ChannelError(f"noise at {step.noise_snr_db} dB SNR: the clip is silent (zero power)")
             noise = _noise(x.size, step.noise, rng)
-            noise *= np.sqrt(power / 10 ** (step.noise_snr_db / 10) / np.mean(noise ** 2))
+            noise *= np.sqrt(power / 10 ** (step.noise_snr_db / 10) / np.mean(noise**2))
             x = (x + noise).astype(np.float32)
             done.append({"noise_snr_db": step.noise_snr_db, "noise": step.noise})
         elif step.gain_db is not None:

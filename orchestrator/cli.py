@@ -1,10 +1,10 @@
 """``orchestrator``: the VoxArena command line."""
+
 from __future__ import annotations
 
 import json
 import time
 from pathlib import Path
-from typing import Optional
 
 import typer
 from rich.console import Console
@@ -15,8 +15,11 @@ from .manifest import DatasetError
 from .pipeline import Arena, RunError
 from .summary import print_summary
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, help="VoxArena: every voice generator against every "
-                  "fake-voice detector, one to one.")
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    help="VoxArena: every voice generator against every fake-voice detector, one to one.",
+)
 console = Console()
 err = Console(stderr=True, soft_wrap=True)  # error lines stay whole (greppable)
 
@@ -29,23 +32,33 @@ def _root() -> None:
 @app.command()
 def run(
     config: Path = typer.Argument(..., help="run configuration (YAML)"),
-    out: Optional[Path] = typer.Option(None, "--out", help="run directory (default runs/<name>); rerun to resume"),
-    seed: Optional[int] = typer.Option(None, help="override protocol.seed"),
-    max_items: Optional[int] = typer.Option(None, help="override dataset.max_items"),
-    data_root: Optional[str] = typer.Option(None, help="override dataset.root"),
+    out: Path | None = typer.Option(None, "--out", help="run directory (default runs/<name>); rerun to resume"),
+    seed: int | None = typer.Option(None, help="override protocol.seed"),
+    max_items: int | None = typer.Option(None, help="override dataset.max_items"),
+    data_root: str | None = typer.Option(None, help="override dataset.root"),
     retry_failed: bool = typer.Option(False, help="on resume, redo items recorded as failed"),
     progress: bool = typer.Option(True, help="show progress bars"),
-    stack: str = typer.Option("local", envvar="VOXARENA_STACK",
-                              help="services without an address: 'local' starts them as processes, 'compose' "
-                                   "uses the compose service of the same name (dns:///NAME:50051, round robin)"),
+    stack: str = typer.Option(
+        "local",
+        envvar="VOXARENA_STACK",
+        help="services without an address: 'local' starts them as processes, 'compose' "
+        "uses the compose service of the same name (dns:///NAME:50051, round robin)",
+    ),
 ) -> None:
     """Plan from a frozen manifest, run every generator and detector, score, and write the run directory."""
     try:
         cfg = load_config(config, {"protocol.seed": seed, "dataset.max_items": max_items, "dataset.root": data_root})
         run_dir = out or Path("runs") / cfg.name
         t0 = time.perf_counter()
-        arena = Arena(cfg, run_dir, config_file=config.resolve(), console=err, retry_failed=retry_failed,
-                      progress=progress, stack=stack)
+        arena = Arena(
+            cfg,
+            run_dir,
+            config_file=config.resolve(),
+            console=err,
+            retry_failed=retry_failed,
+            progress=progress,
+            stack=stack,
+        )
         record = arena.run()
     except (ConfigError, DatasetError, RunError, ServiceStartError) as e:
         err.print(f"[red]error:[/red] {e}", highlight=False)
@@ -58,8 +71,10 @@ def run(
         err.print(f"[yellow]failed[/yellow] {r['reason']}", highlight=False)
     if len(failed) > 10:
         err.print(f"... and {len(failed) - 10} more failures (see {run_dir}/generations.jsonl, detections.jsonl)")
-    console.print(f"run directory: {run_dir}  wall time: {time.perf_counter() - t0:.1f} s  "
-                  f"manifest: {record['manifest']['items']} items ({record['manifest']['sha256'][:12]})")
+    console.print(
+        f"run directory: {run_dir}  wall time: {time.perf_counter() - t0:.1f} s  "
+        f"manifest: {record['manifest']['items']} items ({record['manifest']['sha256'][:12]})"
+    )
 
 
 datasets_app = typer.Typer(no_args_is_help=True, help="Public corpora: list them, fetch one (checksum verified).")
@@ -83,7 +98,9 @@ def _print_json(data: dict) -> None:
 def metrics_detection(
     scores: Path = typer.Option(..., help="ASVspoof 5 score file: header filename<TAB>cm-score"),
     keys: Path = typer.Option(..., help="ASVspoof 5 key file: header filename<TAB>cm-label (bonafide/spoof)"),
-    p_spoof: float = typer.Option(0.05), c_miss: float = typer.Option(1.0), c_fa: float = typer.Option(10.0),
+    p_spoof: float = typer.Option(0.05),
+    c_miss: float = typer.Option(1.0),
+    c_fa: float = typer.Option(10.0),
 ) -> None:
     """EER (a fraction), minDCF, actDCF, Cllr, minCllr and counts, as JSON (higher score = bona fide)."""
     from voxarena.stats.detection import CostModel
@@ -107,7 +124,7 @@ def metrics_export(run_dir: Path = typer.Argument(...), out: Path = typer.Option
         console.print(str(path))
 
 
-def _composite_generators(kind: str, table: Path, weights: Optional[str], epsilon: float) -> None:
+def _composite_generators(kind: str, table: Path, weights: str | None, epsilon: float) -> None:
     from voxarena.stats.composite import RECONSTRUCTION_WEIGHTS, TTS_WEIGHTS
 
     from .offline import InputFileError, composite_generators, parse_weights
@@ -122,7 +139,9 @@ def _composite_generators(kind: str, table: Path, weights: Optional[str], epsilo
 @composite_app.command("tts")
 def composite_tts(
     metrics_csv: Path = typer.Argument(..., help="CSV with a system column and dnsmos, sim, psnr, wer, rtf, params_m"),
-    weights: Optional[str] = typer.Option(None, help="e.g. dnsmos=0.25,sim=0.25,psnr=0.15,wer=0.2,rtf=0.075,params_m=0.075"),
+    weights: str | None = typer.Option(
+        None, help="e.g. dnsmos=0.25,sim=0.25,psnr=0.15,wer=0.2,rtf=0.075,params_m=0.075"
+    ),
     epsilon: float = typer.Option(0.1, help="floor of the normalised metrics"),
 ) -> None:
     """F_TTS of every system (higher is better), as JSON."""
@@ -131,8 +150,12 @@ def composite_tts(
 
 @composite_app.command("reconstruction")
 def composite_reconstruction(
-    metrics_csv: Path = typer.Argument(..., help="CSV with a system column and dnsmos, pesq, psnr, ssim, rtf, params_m"),
-    weights: Optional[str] = typer.Option(None, help="e.g. dnsmos=0.25,pesq=0.225,psnr=0.15,ssim=0.225,rtf=0.075,params_m=0.075"),
+    metrics_csv: Path = typer.Argument(
+        ..., help="CSV with a system column and dnsmos, pesq, psnr, ssim, rtf, params_m"
+    ),
+    weights: str | None = typer.Option(
+        None, help="e.g. dnsmos=0.25,pesq=0.225,psnr=0.15,ssim=0.225,rtf=0.075,params_m=0.075"
+    ),
     epsilon: float = typer.Option(0.1, help="floor of the normalised metrics"),
 ) -> None:
     """F_reconstruction of every system (higher is better), as JSON."""
@@ -144,7 +167,7 @@ def composite_detectors_cmd(
     pairs_csv: Path = typer.Argument(..., help="CSV: detector, generator, eer, cllr, min_dcf"),
     params: Path = typer.Option(..., help="CSV: detector, params_m"),
     alpha: float = typer.Option(0.8, help="weight of empirical performance against model size"),
-    challenge: Optional[Path] = typer.Option(None, help="CSV: generator, r (challenge scores; equal by default)"),
+    challenge: Path | None = typer.Option(None, help="CSV: generator, r (challenge scores; equal by default)"),
 ) -> None:
     """Detector overall score S_i (lower is better), as JSON."""
     from .offline import InputFileError, composite_detectors
@@ -179,16 +202,24 @@ def status(
         for col in ("stage", "service", "expected", "done", "failed", "pending"):
             table.add_column(col, justify="left" if col in ("stage", "service") else "right")
         for r in st["coverage"]:
-            table.add_row(r["stage"], r["service"], str(r["expected"]), str(r["done"]),
-                          f"[red]{r['failed']}[/red]" if r["failed"] else "0",
-                          f"[yellow]{r['pending']}[/yellow]" if r["pending"] else "0")
+            table.add_row(
+                r["stage"],
+                r["service"],
+                str(r["expected"]),
+                str(r["done"]),
+                f"[red]{r['failed']}[/red]" if r["failed"] else "0",
+                f"[yellow]{r['pending']}[/yellow]" if r["pending"] else "0",
+            )
         console.print(table)
         for r in st["coverage"]:
             for reason, n in r["failure_reasons"].items():
                 console.print(f"  {r['stage']} {r['service']}: {n} x {reason}", highlight=False)
-        console.print("complete" if st["complete"] else
-                      "INCOMPLETE: rerun `orchestrator run` with the same config and --out to resume"
-                      + ("" if st["metrics_written"] else " (no metrics written yet)"))
+        console.print(
+            "complete"
+            if st["complete"]
+            else "INCOMPLETE: rerun `orchestrator run` with the same config and --out to resume"
+            + ("" if st["metrics_written"] else " (no metrics written yet)")
+        )
     if not st["complete"]:
         raise typer.Exit(1)
 
@@ -197,8 +228,8 @@ def status(
 def compare(
     baseline: Path = typer.Argument(..., help="baseline run (e.g. the pinned nightly baseline)"),
     current: Path = typer.Argument(..., help="current run"),
-    thresholds: Optional[Path] = typer.Option(None, help="YAML: detection/generation metric -> allowed worsening"),
-    markdown_out: Optional[Path] = typer.Option(None, "--markdown", help="also write the Markdown summary here"),
+    thresholds: Path | None = typer.Option(None, help="YAML: detection/generation metric -> allowed worsening"),
+    markdown_out: Path | None = typer.Option(None, "--markdown", help="also write the Markdown summary here"),
 ) -> None:
     """Regression gate: exit 1 when a metric worsens past its threshold and the bootstrap CIs say it is real."""
     from .compare import IncomparableRuns
@@ -218,8 +249,9 @@ def compare(
 
 
 @app.command("compare-check")
-def compare_check(run_a: Path = typer.Argument(..., help="baseline run"),
-                  run_b: Path = typer.Argument(..., help="run to compare")) -> None:
+def compare_check(
+    run_a: Path = typer.Argument(..., help="baseline run"), run_b: Path = typer.Argument(..., help="run to compare")
+) -> None:
     """Same protocol? Manifest, seeds, tasks, scorer fingerprint, service versions and weights; exit 1 listing what differs."""
     from .compare import protocol_differences
 
@@ -232,13 +264,17 @@ def compare_check(run_a: Path = typer.Argument(..., help="baseline run"),
         for d in differences:
             err.print(f"  - {d}", highlight=False)
         raise typer.Exit(1)
-    console.print(f"comparable: same manifest, seeds, tasks, scorer fingerprint and service versions ({run_a}, {run_b})")
+    console.print(
+        f"comparable: same manifest, seeds, tasks, scorer fingerprint and service versions ({run_a}, {run_b})"
+    )
 
 
 @app.command("compare-timing")
-def compare_timing_cmd(run_a: Path = typer.Argument(..., help="baseline run"),
-                       run_b: Path = typer.Argument(..., help="run to compare"),
-                       json_out: bool = typer.Option(False, "--json")) -> None:
+def compare_timing_cmd(
+    run_a: Path = typer.Argument(..., help="baseline run"),
+    run_b: Path = typer.Argument(..., help="run to compare"),
+    json_out: bool = typer.Option(False, "--json"),
+) -> None:
     """Wall times per service and timing scope (matching scopes only), first request apart from the median of the rest."""
     from rich.table import Table
 
@@ -260,9 +296,15 @@ def compare_timing_cmd(run_a: Path = typer.Argument(..., help="baseline run"),
             notes.append(f"{r['service']}: scope {r['scope']!r} {r['note']}: not compared")
             continue
         fmt = lambda v: "-" if v is None else f"{v:.3f}"  # noqa: E731
-        table.add_row(r["service"], f"{r['n_a']}/{r['n_b']}", fmt(r["first_a"]), fmt(r["first_b"]),
-                      fmt(r.get("median_rest_a")), fmt(r.get("median_rest_b")),
-                      "-" if r.get("ratio_b_over_a") is None else f"{r['ratio_b_over_a']:.2f}")
+        table.add_row(
+            r["service"],
+            f"{r['n_a']}/{r['n_b']}",
+            fmt(r["first_a"]),
+            fmt(r["first_b"]),
+            fmt(r.get("median_rest_a")),
+            fmt(r.get("median_rest_b")),
+            "-" if r.get("ratio_b_over_a") is None else f"{r['ratio_b_over_a']:.2f}",
+        )
     console.print(table)
     for n in notes:
         console.print(n, highlight=False)
@@ -289,14 +331,15 @@ def report(
 def conformance(
     address: str = typer.Argument(..., help="host:port of a running generator or detector"),
     timeout: float = typer.Option(120.0, help="seconds per call"),
-    json_out: Optional[Path] = typer.Option(None, "--json", help="also write the report as JSON"),
-    tls_ca: Optional[Path] = typer.Option(None, help="speak TLS, trusting this CA (PEM)"),
-    tls_cert: Optional[Path] = typer.Option(None, help="client certificate for mutual TLS (PEM)"),
-    tls_key: Optional[Path] = typer.Option(None, help="key of --tls-cert (PEM)"),
-    tls_server_name: Optional[str] = typer.Option(None, help="name the server certificate carries, if not the host"),
-    token_env: Optional[str] = typer.Option(None, help="environment variable holding the bearer token to send"),
-    probe_audio: Optional[Path] = typer.Option(None, help="mono recording (>= 5 s) to cut the probe clips from, "
-                                               "for services that refuse the synthetic ones"),
+    json_out: Path | None = typer.Option(None, "--json", help="also write the report as JSON"),
+    tls_ca: Path | None = typer.Option(None, help="speak TLS, trusting this CA (PEM)"),
+    tls_cert: Path | None = typer.Option(None, help="client certificate for mutual TLS (PEM)"),
+    tls_key: Path | None = typer.Option(None, help="key of --tls-cert (PEM)"),
+    tls_server_name: str | None = typer.Option(None, help="name the server certificate carries, if not the host"),
+    token_env: str | None = typer.Option(None, help="environment variable holding the bearer token to send"),
+    probe_audio: Path | None = typer.Option(
+        None, help="mono recording (>= 5 s) to cut the probe clips from, for services that refuse the synthetic ones"
+    ),
 ) -> None:
     """Check a running service against the contract; exit code 1 when any check fails."""
     from rich.table import Table
@@ -308,12 +351,16 @@ def conformance(
 
     try:
         security = ClientSecurity.from_settings(
-            str(tls_ca) if tls_ca else None, str(tls_cert) if tls_cert else None, str(tls_key) if tls_key else None,
-            token_env, tls_server_name)
+            str(tls_ca) if tls_ca else None,
+            str(tls_cert) if tls_cert else None,
+            str(tls_key) if tls_key else None,
+            token_env,
+            tls_server_name,
+        )
         probes = probes_from_file(str(probe_audio)) if probe_audio else None
     except (TransportConfigError, AudioFormatError) as e:
         _fail(e)
-    except RuntimeError as e:   # soundfile's LibsndfileError: unreadable or missing file
+    except RuntimeError as e:  # soundfile's LibsndfileError: unreadable or missing file
         _fail(ValueError(f"--probe-audio {probe_audio}: {e}"))
     checks = run_conformance(address, timeout, security, probes)
     table = Table(title=f"conformance of {address}")
@@ -328,9 +375,13 @@ def conformance(
     console.print(f"conformance: {passed} PASS, {len(failed)} FAIL, {len(checks) - passed - len(failed)} SKIP")
     if json_out:
         summary = {status: sum(c.status == status for c in checks) for status in ("PASS", "FAIL", "SKIP")}
-        report = {"address": address, "summary": summary,
-                  "checks": [{"name": c.name, "status": c.status, "sent": c.sent, "got": c.got, "detail": c.detail}
-                             for c in checks]}
+        report = {
+            "address": address,
+            "summary": summary,
+            "checks": [
+                {"name": c.name, "status": c.status, "sent": c.sent, "got": c.got, "detail": c.detail} for c in checks
+            ],
+        }
         json_out.write_text(json.dumps(report, indent=2) + "\n")
     if failed:
         raise typer.Exit(1)
@@ -350,15 +401,18 @@ def datasets_list() -> None:
 def datasets_fetch(
     name: str = typer.Argument(..., help="corpus name (see `orchestrator datasets list`)"),
     dest: Path = typer.Option(Path("data"), help="directory to unpack into (LibriSpeech lands in DEST/LibriSpeech)"),
-    url: Optional[str] = typer.Option(None, help="another URL for the same archive (a mirror); the checksum still applies"),
+    url: str | None = typer.Option(
+        None, help="another URL for the same archive (a mirror); the checksum still applies"
+    ),
 ) -> None:
     """Download a public corpus, verify its sha256, unpack it (resumable; a verified archive is reused)."""
     from rich.progress import BarColumn, DownloadColumn, Progress, TransferSpeedColumn
 
     from .datasets import FetchError, fetch
 
-    with Progress("[progress.description]{task.description}", BarColumn(), DownloadColumn(), TransferSpeedColumn(),
-                  console=err) as progress:
+    with Progress(
+        "[progress.description]{task.description}", BarColumn(), DownloadColumn(), TransferSpeedColumn(), console=err
+    ) as progress:
         task = progress.add_task(name, total=None)
         try:
             fetch(name, dest, url, lambda done, total: progress.update(task, completed=done, total=total))

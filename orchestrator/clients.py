@@ -1,4 +1,5 @@
 """gRPC clients of the three roles: a deadline on every call, retries of UNAVAILABLE only."""
+
 from __future__ import annotations
 
 import subprocess
@@ -24,15 +25,24 @@ class ServiceStartError(RuntimeError):
 def channel(address: str, security: ClientSecurity = PLAINTEXT) -> grpc.Channel:
     """A channel to ``address`` (plaintext, TLS or mTLS, with a bearer token: ``voxarena.transport``)."""
     # round_robin: a name that resolves to several replicas (compose --scale) gets calls spread over all of them.
-    return security.channel(address, [
-        ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES), ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
-        ("grpc.lb_policy_name", "round_robin"),
-    ])
+    return security.channel(
+        address,
+        [
+            ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+            ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
+            ("grpc.lb_policy_name", "round_robin"),
+        ],
+    )
 
 
-def wait_for_serving(address: str, name: str, timeout: float, process: subprocess.Popen[bytes] | None = None,
-                     log_tail: Callable[[], str] | None = None,
-                     security: ClientSecurity = PLAINTEXT) -> None:
+def wait_for_serving(
+    address: str,
+    name: str,
+    timeout: float,
+    process: subprocess.Popen[bytes] | None = None,
+    log_tail: Callable[[], str] | None = None,
+    security: ClientSecurity = PLAINTEXT,
+) -> None:
     """Poll grpc.health.v1 until SERVING; fail early if the local process died."""
     ch = channel(address, security)
     stub = health_pb2_grpc.HealthStub(ch)
@@ -64,8 +74,9 @@ class CallFailed(RuntimeError):
         self.code, self.details, self.attempts = code, details, attempts
 
 
-def call_with_retry(method: Callable[..., Any], request: Message, deadline: float, retries: int,
-                    backoff: float) -> tuple[Any, int]:
+def call_with_retry(
+    method: Callable[..., Any], request: Message, deadline: float, retries: int, backoff: float
+) -> tuple[Any, int]:
     """(response, attempts). Retries UNAVAILABLE only, with exponential backoff, at most ``retries`` times."""
     attempt = 0
     while True:
@@ -82,8 +93,15 @@ def call_with_retry(method: Callable[..., Any], request: Message, deadline: floa
 class ServiceClient:
     stub_class: type = object
 
-    def __init__(self, name: str, address: str, deadline: float, retries: int, backoff: float,
-                 security: ClientSecurity = PLAINTEXT) -> None:
+    def __init__(
+        self,
+        name: str,
+        address: str,
+        deadline: float,
+        retries: int,
+        backoff: float,
+        security: ClientSecurity = PLAINTEXT,
+    ) -> None:
         self.name, self.address = name, address
         self.deadline, self.retries, self.backoff = deadline, retries, backoff
         self.channel = channel(address, security)

@@ -9,6 +9,7 @@ Timings are compared scope by scope: a service's timing scope says what its wall
 two different scopes are not the same quantity. The first request of each service (cold caches,
 lazy loading, JIT) is kept apart from the steady-state rest.
 """
+
 from __future__ import annotations
 
 import json
@@ -38,8 +39,10 @@ def protocol_differences(run_a: Path, run_b: Path) -> list[str]:
     a, b = _record(run_a), _record(run_b)
     out = []
     if a["manifest"]["sha256"] != b["manifest"]["sha256"]:
-        out.append(f"manifest differs ({a['manifest']['sha256'][:12]}, {a['manifest']['items']} items vs "
-                   f"{b['manifest']['sha256'][:12]}, {b['manifest']['items']} items)")
+        out.append(
+            f"manifest differs ({a['manifest']['sha256'][:12]}, {a['manifest']['items']} items vs "
+            f"{b['manifest']['sha256'][:12]}, {b['manifest']['items']} items)"
+        )
     if a["seeds"]["run_seed"] != b["seeds"]["run_seed"]:
         out.append(f"run seed differs ({a['seeds']['run_seed']} vs {b['seeds']['run_seed']})")
     ta, tb = a["config"]["protocol"]["tasks"], b["config"]["protocol"]["tasks"]
@@ -54,10 +57,14 @@ def protocol_differences(run_a: Path, run_b: Path) -> list[str]:
         out.append(f"I2D protocol differs ({ia} vs {ib})")
     fa, fb = _fingerprint(run_a), _fingerprint(run_b)
     if fa is None or fb is None:
-        out.append("scorer fingerprint missing in " + ", ".join(str(r) for r, f in ((run_a, fa), (run_b, fb)) if f is None))
+        out.append(
+            "scorer fingerprint missing in " + ", ".join(str(r) for r, f in ((run_a, fa), (run_b, fb)) if f is None)
+        )
     elif fa != fb:
         keys = sorted(k for k in set(fa) | set(fb) if fa.get(k) != fb.get(k))
-        out.append("scorer fingerprint differs: " + ", ".join(f"{k} ({fa.get(k)!r} vs {fb.get(k)!r})" for k in keys[:8]))
+        out.append(
+            "scorer fingerprint differs: " + ", ".join(f"{k} ({fa.get(k)!r} vs {fb.get(k)!r})" for k in keys[:8])
+        )
     for name in sorted(set(a["services"]) & set(b["services"])):
         ma, mb = a["services"][name]["info"].get("model", {}), b["services"][name]["info"].get("model", {})
         for key in ("name", "version", "weights_sha256"):
@@ -81,7 +88,9 @@ def _timings(run_dir: Path) -> dict[tuple[str, str], list[float]]:
         row = json.loads(line)
         t = row.get("timing")
         if row.get("status") == "ok" and t:
-            out.setdefault((row["generator"], t.get("scope", "")), []).append((t.get("start", ""), float(t["wall_seconds"])))
+            out.setdefault((row["generator"], t.get("scope", "")), []).append(
+                (t.get("start", ""), float(t["wall_seconds"]))
+            )
     path = run_dir / "detections.jsonl"
     for i, line in enumerate(path.read_text().splitlines() if path.exists() else []):
         row = json.loads(line)
@@ -99,12 +108,25 @@ def compare_timing(run_a: Path, run_b: Path) -> list[dict]:
         service, scope = key
         if key not in ta or key not in tb:
             only = run_a if key in ta else run_b
-            rows.append({"service": service, "scope": scope, "comparable": False,
-                         "note": f"timed with this scope only in {only}"})
+            rows.append(
+                {
+                    "service": service,
+                    "scope": scope,
+                    "comparable": False,
+                    "note": f"timed with this scope only in {only}",
+                }
+            )
             continue
         a, b = ta[key], tb[key]
-        row = {"service": service, "scope": scope, "comparable": True, "n_a": len(a), "n_b": len(b),
-               "first_a": a[0], "first_b": b[0]}
+        row = {
+            "service": service,
+            "scope": scope,
+            "comparable": True,
+            "n_a": len(a),
+            "n_b": len(b),
+            "first_a": a[0],
+            "first_b": b[0],
+        }
         if len(a) > 1 and len(b) > 1:
             ma, mb = statistics.median(a[1:]), statistics.median(b[1:])
             row.update({"median_rest_a": ma, "median_rest_b": mb, "ratio_b_over_a": mb / ma if ma > 0 else None})

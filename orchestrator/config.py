@@ -3,6 +3,7 @@
 Precedence: command-line overrides > YAML file > defaults. Paths may use ``${VAR}`` or
 ``${VAR:-default}`` and are resolved relative to the config file's directory.
 """
+
 from __future__ import annotations
 
 import os
@@ -51,8 +52,9 @@ class DatasetConfig(_Strict):
         if self.kind == "librispeech" and not self.subsets:
             raise ValueError("dataset.subsets: a librispeech dataset needs at least one subset (e.g. [test-clean])")
         if self.kind == "asvspoof" and not self.protocol:
-            raise ValueError("dataset.protocol: an asvspoof dataset needs its protocol file "
-                             "(e.g. ASVspoof2019.LA.cm.eval.trl.txt)")
+            raise ValueError(
+                "dataset.protocol: an asvspoof dataset needs its protocol file (e.g. ASVspoof2019.LA.cm.eval.trl.txt)"
+            )
         return self
 
 
@@ -76,8 +78,12 @@ class CalibrationSplitConfig(_Strict):
 
     label: str | None = Field(None, description="a manifest label (subset, sex, corpus, ...)")
     values: list[str] = Field([], description="with label: the values whose items calibrate")
-    speaker_fraction: float | None = Field(None, gt=0, lt=1, description="share of the speakers that calibrate "
-                                           "(rounded, at least one on each side), chosen by the run seed")
+    speaker_fraction: float | None = Field(
+        None,
+        gt=0,
+        lt=1,
+        description="share of the speakers that calibrate (rounded, at least one on each side), chosen by the run seed",
+    )
 
     @model_validator(mode="after")
     def _one_rule(self):
@@ -97,7 +103,8 @@ class ProtocolConfig(_Strict):
     max_duration: float = Field(120.0, gt=0, description="longest valid generated clip, seconds")
     i2d: I2DConfig | None = Field(None, description="iterative re-referencing of CLONE/CONVERT (off when absent)")
     calibration_split: CalibrationSplitConfig | None = Field(
-        None, description="items that fit score fusion, left out of every detection matrix (none when absent)")
+        None, description="items that fit score fusion, left out of every detection matrix (none when absent)"
+    )
 
     def depth(self, task: str) -> int:
         """Generations per item for ``task``: the I2D iterations for CLONE/CONVERT, else one."""
@@ -118,8 +125,10 @@ class ChannelStep(_Strict):
     def _one_kind(self):
         kinds = [k for k in ("resample", "codec", "noise_snr_db", "gain_db") if getattr(self, k) is not None]
         if len(kinds) != 1:
-            raise ValueError("a step sets exactly one of resample, codec, noise_snr_db, gain_db"
-                             + (f" (got {', '.join(kinds)})" if kinds else ""))
+            raise ValueError(
+                "a step sets exactly one of resample, codec, noise_snr_db, gain_db"
+                + (f" (got {', '.join(kinds)})" if kinds else "")
+            )
         from .channel import COMPRESSIBLE
 
         if self.compression is not None and self.codec not in COMPRESSIBLE:
@@ -189,8 +198,10 @@ def _detector_kind(entry: object) -> str:
 
 
 # A detector entry is a service, or (with a ``fusion`` key) a fusion of other detectors.
-DetectorEntry = Annotated[Annotated[ServiceConfig, Tag("service")] | Annotated[FusedDetectorConfig, Tag("fusion")],
-                          Discriminator(_detector_kind)]
+DetectorEntry = Annotated[
+    Annotated[ServiceConfig, Tag("service")] | Annotated[FusedDetectorConfig, Tag("fusion")],
+    Discriminator(_detector_kind),
+]
 
 
 class ScorerConfig(ServiceConfig):
@@ -238,8 +249,10 @@ def protocol_view(config: dict) -> dict:
     """A resolved config (``RunConfig.model_dump(mode="json")``) without its transport settings."""
     out = {k: v for k, v in config.items() if k not in TRANSPORT_SECTIONS}
     for role in ("generators", "detectors"):
-        out[role] = {n: {k: v for k, v in svc.items() if k not in TRANSPORT_SERVICE_KEYS}
-                     for n, svc in (config.get(role) or {}).items()}
+        out[role] = {
+            n: {k: v for k, v in svc.items() if k not in TRANSPORT_SERVICE_KEYS}
+            for n, svc in (config.get(role) or {}).items()
+        }
     if "scorer" in config:
         out["scorer"] = {k: v for k, v in config["scorer"].items() if k not in TRANSPORT_SERVICE_KEYS}
     return out
@@ -334,8 +347,10 @@ def load_config(path: str | Path, overrides: dict[str, object] | None = None) ->
             raise ConfigError(f"{path}: service name {name!r} must be lower-case letters, digits, '-', '_' or '.'")
     for name, steps in cfg.conditions.items():
         if name == "clean" or not re.fullmatch(r"[a-z0-9][a-z0-9_.+-]*", name):
-            raise ConfigError(f"{path}: conditions.{name}: a condition name is lower-case letters, digits, "
-                              "'-', '_', '.' or '+', and not 'clean' (the undegraded audio, always present)")
+            raise ConfigError(
+                f"{path}: conditions.{name}: a condition name is lower-case letters, digits, "
+                "'-', '_', '.' or '+', and not 'clean' (the undegraded audio, always present)"
+            )
         if not steps:
             raise ConfigError(f"{path}: conditions.{name}: no steps (the undegraded audio is 'clean')")
     if not cfg.generators:
@@ -356,13 +371,18 @@ def _check_fusion(cfg: RunConfig, path: Path) -> None:
         key = f"{path}: detectors.{name}.fusion.members"
         for m in members:
             if m not in services:
-                what = ("a fused detector itself (fuse detectors that are services)" if m in cfg.detectors
-                        else f"not a detector of this run (its detectors: {', '.join(services) or 'none'})")
+                what = (
+                    "a fused detector itself (fuse detectors that are services)"
+                    if m in cfg.detectors
+                    else f"not a detector of this run (its detectors: {', '.join(services) or 'none'})"
+                )
                 raise ConfigError(f"{key}: {m!r} is {what}")
         if len(set(members)) != len(members):
             raise ConfigError(f"{key}: a member is named twice")
         if len(members) < 2:
             raise ConfigError(f"{key}: a fusion combines two or more detectors, got {len(members)}")
         if cfg.protocol.calibration_split is None:
-            raise ConfigError(f"{path}: detectors.{name}: a fused detector is fitted on the run's calibration split; "
-                              "declare protocol.calibration_split (label and values, or speaker_fraction)")
+            raise ConfigError(
+                f"{path}: detectors.{name}: a fused detector is fitted on the run's calibration split; "
+                "declare protocol.calibration_split (label and values, or speaker_fraction)"
+            )

@@ -12,6 +12,7 @@ checks (health, reflection, GetInfo fields, timing) and the scorer's; ``conforma
 ``conformance_detector`` hold the role checks. Everything here imports only the contract
 (``voxarena``), never the orchestrator's pipeline, so a vendor can run it alone.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -29,8 +30,8 @@ from voxarena.v1 import common_pb2, detector_pb2_grpc, generator_pb2_grpc, score
 GENERATOR_SERVICE = "voxarena.v1.GeneratorService"
 DETECTOR_SERVICE = "voxarena.v1.DetectorService"
 SCORER_SERVICE = "voxarena.v1.ScorerService"
-OVERSIZE_BYTES = 80 * 1024 * 1024   # above the SDK's 64 MiB default; a service may allow more
-CONCURRENT = 8                      # requests in flight at once in the concurrency checks
+OVERSIZE_BYTES = 80 * 1024 * 1024  # above the SDK's 64 MiB default; a service may allow more
+CONCURRENT = 8  # requests in flight at once in the concurrency checks
 STILL_SERVING = "still SERVING after every bad input"
 _R = TypeVar("_R")
 
@@ -38,10 +39,10 @@ _R = TypeVar("_R")
 @dataclass
 class Check:
     name: str
-    status: str          # PASS | FAIL | SKIP
-    detail: str = ""     # one line: for a FAIL, what was sent, what came back and what was expected
-    sent: str = ""       # the request(s) the check made
-    got: str = ""        # what came back
+    status: str  # PASS | FAIL | SKIP
+    detail: str = ""  # one line: for a FAIL, what was sent, what came back and what was expected
+    sent: str = ""  # the request(s) the check made
+    got: str = ""  # what came back
 
 
 def speech_like(seconds: float, f0: float, rate: int = 16000, seed: int = 0) -> AudioClip:
@@ -64,7 +65,7 @@ def probes_from_file(path: str) -> tuple[AudioClip, AudioClip]:
     rate = clip.sample_rate
     if clip.duration < 5.0:
         raise AudioFormatError(f"{path}: {clip.duration:.2f} s; the probes need at least 5 s of audio")
-    return AudioClip(clip.samples[:3 * rate], rate), AudioClip(clip.samples[3 * rate:5 * rate], rate)
+    return AudioClip(clip.samples[: 3 * rate], rate), AudioClip(clip.samples[3 * rate : 5 * rate], rate)
 
 
 def code_of(e: grpc.RpcError) -> grpc.StatusCode:
@@ -81,12 +82,14 @@ def describe_audio(msg: common_pb2.Audio) -> str:
         clip = decode_audio(msg, "audio")
         return f"{clip.duration:.2f} s at {clip.sample_rate} Hz"
     except AudioFormatError:
-        return (f"{len(msg.data)} bytes, {msg.sample_rate} Hz, {msg.channels} channel(s), "
-                f"{common_pb2.AudioEncoding.Name(msg.encoding) if msg.encoding in common_pb2.AudioEncoding.values() else msg.encoding}")
+        return (
+            f"{len(msg.data)} bytes, {msg.sample_rate} Hz, {msg.channels} channel(s), "
+            f"{common_pb2.AudioEncoding.Name(msg.encoding) if msg.encoding in common_pb2.AudioEncoding.values() else msg.encoding}"
+        )
 
 
 def short(text: str, limit: int = 40) -> str:
-    return text if len(text) <= limit else text[:limit - 3] + "..."
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def first_difference(a: bytes, b: bytes) -> str:
@@ -126,8 +129,15 @@ class Session:
         if ok:
             detail = got
         else:
-            detail = "; ".join(p for p in (f"sent {sent}" if sent else "", f"got {got}" if got else "",
-                                           f"expected {expected}" if expected else "") if p)
+            detail = "; ".join(
+                p
+                for p in (
+                    f"sent {sent}" if sent else "",
+                    f"got {got}" if got else "",
+                    f"expected {expected}" if expected else "",
+                )
+                if p
+            )
         self.checks.append(Check(name, "PASS" if ok else "FAIL", detail, sent, got))
         return ok
 
@@ -149,14 +159,16 @@ class Session:
     def health(self) -> str:
         """The grpc.health.v1 status name of the whole server, or the status code of a failed Check."""
         try:
-            resp = health_pb2_grpc.HealthStub(self.channel).Check(health_pb2.HealthCheckRequest(),
-                                                                  timeout=min(self.timeout, 10))
+            resp = health_pb2_grpc.HealthStub(self.channel).Check(
+                health_pb2.HealthCheckRequest(), timeout=min(self.timeout, 10)
+            )
         except grpc.RpcError as e:
             return f"health Check failed with {code_of(e).name}"
         return health_pb2.HealthCheckResponse.ServingStatus.Name(resp.status)
 
-    def expect_error(self, name: str, call: Callable[[], object], sent: str,
-                     codes: tuple[grpc.StatusCode, ...]) -> None:
+    def expect_error(
+        self, name: str, call: Callable[[], object], sent: str, codes: tuple[grpc.StatusCode, ...]
+    ) -> None:
         """A bad input must fail with one of ``codes`` and leave the service SERVING."""
         wanted = "/".join(c.name for c in codes)
         try:
@@ -176,8 +188,9 @@ class Session:
         self.add(STILL_SERVING, not self.not_serving_after, sent, got, "SERVING after each")
 
     # -- common checks ------------------------------------------------------------------------
-    def model_info(self, info: common_pb2.ModelInfo, family_ok: bool, needs_rate: bool = True,
-                   extra: list[str] | None = None) -> None:
+    def model_info(
+        self, info: common_pb2.ModelInfo, family_ok: bool, needs_rate: bool = True, extra: list[str] | None = None
+    ) -> None:
         missing = [f for f in ("name", "version", "licence", "timing_scope") if not getattr(info, f)]
         if needs_rate and info.native_sample_rate <= 0:
             missing.append("native_sample_rate")
@@ -187,8 +200,11 @@ class Session:
         if sha and (len(sha) != 64 or any(c not in "0123456789abcdef" for c in sha)):
             missing.append(f"weights_sha256 {sha!r} is not a lowercase hex sha256")
         missing += extra or []
-        got = (f"{info.name} {info.version}, {info.native_sample_rate} Hz, deterministic={info.deterministic}"
-               if not missing else "missing or invalid: " + ", ".join(missing))
+        got = (
+            f"{info.name} {info.version}, {info.native_sample_rate} Hz, deterministic={info.deterministic}"
+            if not missing
+            else "missing or invalid: " + ", ".join(missing)
+        )
         self.add("GetInfo fields", not missing, "GetInfo", got, "every field the contract asks for")
 
     def timing(self, name: str, timing: common_pb2.Timing, declared_scope: str, sent: str, present: bool) -> None:
@@ -221,21 +237,32 @@ class Session:
 
         try:
             stub = reflection_pb2_grpc.ServerReflectionStub(self.channel)
-            responses = stub.ServerReflectionInfo(iter([reflection_pb2.ServerReflectionRequest(list_services="")]),
-                                                  timeout=10)
+            responses = stub.ServerReflectionInfo(
+                iter([reflection_pb2.ServerReflectionRequest(list_services="")]), timeout=10
+            )
             names = {s.name for r in responses for s in r.list_services_response.service}
         except grpc.RpcError as e:
             self.add("reflection", False, "list_services", f"server reflection unavailable: {code_of(e).name}")
             return None
-        roles = [r for r, svc in (("generator", GENERATOR_SERVICE), ("detector", DETECTOR_SERVICE),
-                                  ("scorer", SCORER_SERVICE)) if svc in names]
-        self.add("reflection", bool(roles), "list_services", ", ".join(sorted(names)) or "no services listed",
-                 "a voxarena.v1 service")
+        roles = [
+            r
+            for r, svc in (("generator", GENERATOR_SERVICE), ("detector", DETECTOR_SERVICE), ("scorer", SCORER_SERVICE))
+            if svc in names
+        ]
+        self.add(
+            "reflection",
+            bool(roles),
+            "list_services",
+            ", ".join(sorted(names)) or "no services listed",
+            "a voxarena.v1 service",
+        )
         return roles[0] if roles else None
 
     def role_from_get_info(self) -> str | None:
-        for candidate, stub_cls in (("generator", generator_pb2_grpc.GeneratorServiceStub),
-                                    ("detector", detector_pb2_grpc.DetectorServiceStub)):
+        for candidate, stub_cls in (
+            ("generator", generator_pb2_grpc.GeneratorServiceStub),
+            ("detector", detector_pb2_grpc.DetectorServiceStub),
+        ):
             try:
                 stub_cls(self.channel).GetInfo(common_pb2.GetInfoRequest(), timeout=self.timeout)
                 return candidate
@@ -246,41 +273,79 @@ class Session:
 
 def check_scorer(s: Session) -> None:
     stub = scorer_pb2_grpc.ScorerServiceStub(s.channel)
-    info = s.call_ok("GetInfo", lambda: stub.GetInfo(common_pb2.GetInfoRequest(), timeout=s.timeout), "GetInfo",
-                     record=False)
+    info = s.call_ok(
+        "GetInfo", lambda: stub.GetInfo(common_pb2.GetInfoRequest(), timeout=s.timeout), "GetInfo", record=False
+    )
     if info is None:
         return
-    s.model_info(info.model, True, needs_rate=False)   # the scorer takes any rate
-    s.add("declares metrics", len(info.metrics) > 0, "GetInfo", ", ".join(m.name for m in info.metrics) or "none",
-          "at least one metric")
+    s.model_info(info.model, True, needs_rate=False)  # the scorer takes any rate
+    s.add(
+        "declares metrics",
+        len(info.metrics) > 0,
+        "GetInfo",
+        ", ".join(m.name for m in info.metrics) or "none",
+        "at least one metric",
+    )
     s.add("fingerprint", len(info.fingerprint) > 0, "GetInfo", f"{len(info.fingerprint)} entries", "a fingerprint")
     # Perfectly separated trials have EER 0; fully reversed ones EER 1 (any definition agrees).
-    sets = [scorer_pb2.TrialSet(name="separated", bonafide_scores=[1, 2, 3, 4], spoof_scores=[-4, -3, -2, -1]),
-            scorer_pb2.TrialSet(name="reversed", bonafide_scores=[-4, -3, -2, -1], spoof_scores=[1, 2, 3, 4])]
+    sets = [
+        scorer_pb2.TrialSet(name="separated", bonafide_scores=[1, 2, 3, 4], spoof_scores=[-4, -3, -2, -1]),
+        scorer_pb2.TrialSet(name="reversed", bonafide_scores=[-4, -3, -2, -1], spoof_scores=[1, 2, 3, 4]),
+    ]
     sent = "DetectionMetrics of a separated and a reversed trial set"
-    resp = s.call_ok("DetectionMetrics", lambda: stub.DetectionMetrics(
-        scorer_pb2.DetectionMetricsRequest(sets=sets), timeout=s.timeout), sent)
+    resp = s.call_ok(
+        "DetectionMetrics",
+        lambda: stub.DetectionMetrics(scorer_pb2.DetectionMetricsRequest(sets=sets), timeout=s.timeout),
+        sent,
+    )
     if resp is not None:
         eers = {m.name: m.eer for m in resp.sets}
-        s.add("EER of known trials", eers == {"separated": 0.0, "reversed": 1.0}, sent, f"{eers}",
-              "{'separated': 0.0, 'reversed': 1.0}")
+        s.add(
+            "EER of known trials",
+            eers == {"separated": 0.0, "reversed": 1.0},
+            sent,
+            f"{eers}",
+            "{'separated': 0.0, 'reversed': 1.0}",
+        )
     audio = encode_audio(s.probes[0])
-    s.expect_error("unknown metric rejected", lambda: stub.MeasureClips(scorer_pb2.MeasureClipsRequest(items=[
-        scorer_pb2.ClipRequest(request_id="conformance-1", metrics=["no-such-metric"], audio=audio)]),
-        timeout=s.timeout), "MeasureClips metrics=['no-such-metric']", (grpc.StatusCode.INVALID_ARGUMENT,))
+    s.expect_error(
+        "unknown metric rejected",
+        lambda: stub.MeasureClips(
+            scorer_pb2.MeasureClipsRequest(
+                items=[scorer_pb2.ClipRequest(request_id="conformance-1", metrics=["no-such-metric"], audio=audio)]
+            ),
+            timeout=s.timeout,
+        ),
+        "MeasureClips metrics=['no-such-metric']",
+        (grpc.StatusCode.INVALID_ARGUMENT,),
+    )
     big = common_pb2.Audio(sample_rate=16000, channels=1, encoding=common_pb2.PCM_S16LE, data=b"\0" * OVERSIZE_BYTES)
-    s.expect_error("oversize message rejected", lambda: stub.MeasureClips(scorer_pb2.MeasureClipsRequest(items=[
-        scorer_pb2.ClipRequest(request_id="conformance-big", metrics=["rtf"], audio=big)]), timeout=s.timeout),
-        f"MeasureClips with {OVERSIZE_BYTES // 2**20} MiB of audio", (grpc.StatusCode.RESOURCE_EXHAUSTED,))
+    s.expect_error(
+        "oversize message rejected",
+        lambda: stub.MeasureClips(
+            scorer_pb2.MeasureClipsRequest(
+                items=[scorer_pb2.ClipRequest(request_id="conformance-big", metrics=["rtf"], audio=big)]
+            ),
+            timeout=s.timeout,
+        ),
+        f"MeasureClips with {OVERSIZE_BYTES // 2**20} MiB of audio",
+        (grpc.StatusCode.RESOURCE_EXHAUSTED,),
+    )
     s.still_serving()
 
 
 class Conformance:
-    def __init__(self, address: str, timeout: float = 120.0, probes: tuple[AudioClip, AudioClip] | None = None,
-                 security: ClientSecurity = PLAINTEXT) -> None:
+    def __init__(
+        self,
+        address: str,
+        timeout: float = 120.0,
+        probes: tuple[AudioClip, AudioClip] | None = None,
+        security: ClientSecurity = PLAINTEXT,
+    ) -> None:
         limit = 2 * OVERSIZE_BYTES
-        channel = security.channel(address, [("grpc.max_send_message_length", limit),
-                                             ("grpc.max_receive_message_length", limit)])
+        channel = security.channel(
+            address, [("grpc.max_send_message_length", limit), ("grpc.max_receive_message_length", limit)]
+        )
         self.session = Session(address, channel, timeout, probes or default_probes())
 
     def run(self) -> list[Check]:
@@ -296,13 +361,21 @@ class Conformance:
             if role in checks:
                 checks[role](s)
             else:
-                s.add("role", False, "GetInfo of each role",
-                      "serves none of voxarena.v1.GeneratorService, DetectorService, ScorerService")
+                s.add(
+                    "role",
+                    False,
+                    "GetInfo of each role",
+                    "serves none of voxarena.v1.GeneratorService, DetectorService, ScorerService",
+                )
             return s.checks
         finally:
             s.channel.close()
 
 
-def run_conformance(address: str, timeout: float = 120.0, security: ClientSecurity = PLAINTEXT,
-                    probes: tuple[AudioClip, AudioClip] | None = None) -> list[Check]:
+def run_conformance(
+    address: str,
+    timeout: float = 120.0,
+    security: ClientSecurity = PLAINTEXT,
+    probes: tuple[AudioClip, AudioClip] | None = None,
+) -> list[Check]:
     return Conformance(address, timeout, probes, security).run()

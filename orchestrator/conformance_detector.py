@@ -19,6 +19,7 @@ What is sent and what is required (each check named as in the report):
 - error paths, each followed by a health check: empty request id and bad audio (empty, NaN) ->
   INVALID_ARGUMENT, oversize message -> RESOURCE_EXHAUSTED; ``still SERVING after every bad input``.
 """
+
 from __future__ import annotations
 
 import math
@@ -31,7 +32,7 @@ from voxarena.v1 import common_pb2, detector_pb2, detector_pb2_grpc
 from .conformance import CONCURRENT, OVERSIZE_BYTES, Session, close, describe_audio, describe_error, summarise
 from .conformance_generator import UNKNOWN_OPTION, bad_audio
 
-BATCH_BUDGET_BYTES = 48 * 1024 * 1024   # the max_batch_size batch stays under the SDK's 64 MiB message limit
+BATCH_BUDGET_BYTES = 48 * 1024 * 1024  # the max_batch_size batch stays under the SDK's 64 MiB message limit
 REL_TOLERANCE = 1e-6
 
 
@@ -50,7 +51,7 @@ class DetectorChecks:
         self.s = session
         self.stub = detector_pb2_grpc.DetectorServiceStub(session.channel)
         a, b = session.probes
-        third = AudioClip(a.samples[:a.sample_rate], a.sample_rate)
+        third = AudioClip(a.samples[: a.sample_rate], a.sample_rate)
         self.clips = [encode_audio(c) for c in (a, b, third)]
 
     def score(self, req: detector_pb2.ScoreRequest) -> detector_pb2.ScoreResponse:
@@ -61,13 +62,20 @@ class DetectorChecks:
 
     def run(self) -> None:
         s = self.s
-        info = s.call_ok("GetInfo", lambda: self.stub.GetInfo(common_pb2.GetInfoRequest(), timeout=s.timeout),
-                         "GetInfo", record=False)
+        info = s.call_ok(
+            "GetInfo",
+            lambda: self.stub.GetInfo(common_pb2.GetInfoRequest(), timeout=s.timeout),
+            "GetInfo",
+            record=False,
+        )
         if info is None:
             return
         self.info = info
-        s.model_info(info.model, info.family != detector_pb2.DETECTOR_FAMILY_UNSPECIFIED,
-                     extra=[] if info.max_batch_size >= 1 else ["max_batch_size (0: no batch accepted)"])
+        s.model_info(
+            info.model,
+            info.family != detector_pb2.DETECTOR_FAMILY_UNSPECIFIED,
+            extra=[] if info.max_batch_size >= 1 else ["max_batch_size (0: no batch accepted)"],
+        )
         singles = self.each_clip()
         if singles is not None:
             self.determinism(singles[0])
@@ -76,7 +84,8 @@ class DetectorChecks:
             self.concurrent(singles)
         else:
             for name in ["deterministic as declared", "Score == ScoreBatch", "concurrent requests answered"] + [
-                    f"option default accepted ({o.name})" for o in info.options]:
+                f"option default accepted ({o.name})" for o in info.options
+            ]:
                 s.skip(name, "needs a score of each clip alone, and Score failed (see 'answers')")
         self.max_batch_size()
         self.bad_inputs()
@@ -101,12 +110,21 @@ class DetectorChecks:
 
     def response(self, case: str, sent: str, request_id: str, resp: detector_pb2.ScoreResponse) -> None:
         s = self.s
-        s.add(f"echoes request_id ({case})", resp.request_id == request_id, sent,
-              f"request_id {resp.request_id!r}, sent {request_id!r}", f"request_id {request_id!r}")
+        s.add(
+            f"echoes request_id ({case})",
+            resp.request_id == request_id,
+            sent,
+            f"request_id {resp.request_id!r}, sent {request_id!r}",
+            f"request_id {request_id!r}",
+        )
         s.add(f"finite score ({case})", math.isfinite(resp.score), sent, f"score {resp.score}", "a finite score")
-        s.add(f"is_llr matches calibrated ({case})", resp.is_llr == self.info.calibrated, sent,
-              f"is_llr={resp.is_llr}, GetInfo calibrated={self.info.calibrated}",
-              f"is_llr={self.info.calibrated}, as DetectorInfo.calibrated declares")
+        s.add(
+            f"is_llr matches calibrated ({case})",
+            resp.is_llr == self.info.calibrated,
+            sent,
+            f"is_llr={resp.is_llr}, GetInfo calibrated={self.info.calibrated}",
+            f"is_llr={self.info.calibrated}, as DetectorInfo.calibrated declares",
+        )
         s.timing(f"timing fields ({case})", resp.timing, self.info.model.timing_scope, sent, resp.HasField("timing"))
 
     def determinism(self, first: float) -> None:
@@ -121,15 +139,22 @@ class DetectorChecks:
         except grpc.RpcError as e:
             self.s.add(name, False, sent, f"the second call failed: {describe_error(e)}", "the same score")
             return
-        self.s.add(name, second == first, sent, f"score {second}, first time {first}",
-                   "the same score (ModelInfo.deterministic is true)")
+        self.s.add(
+            name,
+            second == first,
+            sent,
+            f"score {second}, first time {first}",
+            "the same score (ModelInfo.deterministic is true)",
+        )
 
     def score_equals_batch(self, singles: list[float]) -> None:
         name = "Score == ScoreBatch"
         if not self.info.model.deterministic:
             self.s.skip(name, "the service declares itself non-deterministic: scores may differ call to call")
             return
-        items = [detector_pb2.ScoreRequest(request_id=f"conformance-batch-{i}", audio=a) for i, a in enumerate(self.clips, 1)]
+        items = [
+            detector_pb2.ScoreRequest(request_id=f"conformance-batch-{i}", audio=a) for i, a in enumerate(self.clips, 1)
+        ]
         sent = describe_batch(items)
         try:
             resp = self.batch(items)
@@ -146,14 +171,22 @@ class DetectorChecks:
                 problems.append(f"clip {i}: ScoreBatch {item.result.score}, Score {single}")
             elif item.result.is_llr != self.info.calibrated:
                 problems.append(f"clip {i}: is_llr={item.result.is_llr}, GetInfo calibrated={self.info.calibrated}")
-        self.s.add(name, not problems, f"{sent}, after Score of each", "; ".join(problems) or "the same scores",
-                   f"each clip's Score score within {REL_TOLERANCE:g} relative, in request order")
+        self.s.add(
+            name,
+            not problems,
+            f"{sent}, after Score of each",
+            "; ".join(problems) or "the same scores",
+            f"each clip's Score score within {REL_TOLERANCE:g} relative, in request order",
+        )
 
     def each_option(self, base: float) -> None:
         for option in self.info.options:
             name = f"option default accepted ({option.name})"
-            req = detector_pb2.ScoreRequest(request_id=f"conformance-option-{option.name}", audio=self.clips[0],
-                                            parameters={option.name: option.default_value})
+            req = detector_pb2.ScoreRequest(
+                request_id=f"conformance-option-{option.name}",
+                audio=self.clips[0],
+                parameters={option.name: option.default_value},
+            )
             sent = describe(req)
             try:
                 resp = self.score(req)
@@ -161,13 +194,20 @@ class DetectorChecks:
                 self.s.add(name, False, sent, describe_error(e), "a score: the declared default_value is valid")
                 continue
             ok = not self.info.model.deterministic or resp.score == base
-            self.s.add(name, ok, sent, f"score {resp.score}, {base} without the option",
-                       "the same score as leaving the option unset (its default)")
+            self.s.add(
+                name,
+                ok,
+                sent,
+                f"score {resp.score}, {base} without the option",
+                "the same score as leaving the option unset (its default)",
+            )
 
     def concurrent(self, singles: list[float]) -> None:
         deterministic = self.info.model.deterministic
-        requests = [detector_pb2.ScoreRequest(request_id=f"conformance-concurrent-{i}", audio=self.clips[i % 2])
-                    for i in range(CONCURRENT)]
+        requests = [
+            detector_pb2.ScoreRequest(request_id=f"conformance-concurrent-{i}", audio=self.clips[i % 2])
+            for i in range(CONCURRENT)
+        ]
         futures = [self.stub.Score.future(r, timeout=self.s.timeout) for r in requests]
         problems = []
         for i, (r, f) in enumerate(zip(requests, futures)):
@@ -180,14 +220,22 @@ class DetectorChecks:
             if resp.request_id != r.request_id:
                 problems.append(f"{r.request_id!r}: request_id {resp.request_id!r}")
             elif not math.isfinite(resp.score) or (deterministic and not close(resp.score, expected, REL_TOLERANCE)):
-                problems.append(f"{r.request_id!r} (clip {i % 2 + 1}): score {resp.score}, "
-                                f"{expected} for the same clip alone")
-        sent = (f"{CONCURRENT} Score calls at once with request ids 'conformance-concurrent-0'..'-{CONCURRENT - 1}', "
-                f"the even ones on clip 1 ({describe_audio(self.clips[0])}), the odd ones on clip 2 "
-                f"({describe_audio(self.clips[1])})")
-        self.s.add("concurrent requests answered", not problems, sent, summarise(problems, CONCURRENT),
-                   "each answer echoes its own request id with " + (
-                       f"its clip's score (within {REL_TOLERANCE:g} relative)" if deterministic else "a finite score"))
+                problems.append(
+                    f"{r.request_id!r} (clip {i % 2 + 1}): score {resp.score}, {expected} for the same clip alone"
+                )
+        sent = (
+            f"{CONCURRENT} Score calls at once with request ids 'conformance-concurrent-0'..'-{CONCURRENT - 1}', "
+            f"the even ones on clip 1 ({describe_audio(self.clips[0])}), the odd ones on clip 2 "
+            f"({describe_audio(self.clips[1])})"
+        )
+        self.s.add(
+            "concurrent requests answered",
+            not problems,
+            sent,
+            summarise(problems, CONCURRENT),
+            "each answer echoes its own request id with "
+            + (f"its clip's score (within {REL_TOLERANCE:g} relative)" if deterministic else "a finite score"),
+        )
 
     def max_batch_size(self) -> None:
         n = self.info.max_batch_size
@@ -196,7 +244,7 @@ class DetectorChecks:
             return
         probe = self.s.probes[0]
         seconds = min(1.0, BATCH_BUDGET_BYTES / ((n + 1) * 4 * probe.sample_rate))
-        clip = encode_audio(AudioClip(probe.samples[:max(1, int(seconds * probe.sample_rate))], probe.sample_rate))
+        clip = encode_audio(AudioClip(probe.samples[: max(1, int(seconds * probe.sample_rate))], probe.sample_rate))
         items = [detector_pb2.ScoreRequest(request_id=f"conformance-max-{i}", audio=clip) for i in range(n + 1)]
         sent = describe_batch(items[:n])
         try:
@@ -204,38 +252,70 @@ class DetectorChecks:
         except grpc.RpcError as e:
             self.s.add("max_batch_size accepted", False, sent, describe_error(e), f"a score for each of the {n} clips")
         else:
-            bad = [f"item {i}: {it.request_id!r} " + (f"score {it.result.score}" if it.HasField("result")
-                                                      else f"error {it.error.code} {it.error.message!r}")
-                   for i, (it, req) in enumerate(zip(resp.items, items))
-                   if it.request_id != req.request_id or not it.HasField("result") or not math.isfinite(it.result.score)]
+            bad = [
+                f"item {i}: {it.request_id!r} "
+                + (
+                    f"score {it.result.score}"
+                    if it.HasField("result")
+                    else f"error {it.error.code} {it.error.message!r}"
+                )
+                for i, (it, req) in enumerate(zip(resp.items, items))
+                if it.request_id != req.request_id or not it.HasField("result") or not math.isfinite(it.result.score)
+            ]
             if len(resp.items) != n:
                 bad.insert(0, f"{len(resp.items)} items")
-            self.s.add("max_batch_size accepted", not bad, sent, "; ".join(bad[:5]) or f"{n} finite scores in order",
-                       f"a finite score for each of the {n} clips (DetectorInfo.max_batch_size = {n}), in order")
-        self.s.expect_error("max_batch_size + 1 refused", lambda: self.batch(items), describe_batch(items),
-                            (grpc.StatusCode.INVALID_ARGUMENT,))
+            self.s.add(
+                "max_batch_size accepted",
+                not bad,
+                sent,
+                "; ".join(bad[:5]) or f"{n} finite scores in order",
+                f"a finite score for each of the {n} clips (DetectorInfo.max_batch_size = {n}), in order",
+            )
+        self.s.expect_error(
+            "max_batch_size + 1 refused",
+            lambda: self.batch(items),
+            describe_batch(items),
+            (grpc.StatusCode.INVALID_ARGUMENT,),
+        )
 
     def bad_inputs(self) -> None:
         s, invalid = self.s, (grpc.StatusCode.INVALID_ARGUMENT,)
 
-        def expect(name: str, req: detector_pb2.ScoreRequest, codes: tuple[grpc.StatusCode, ...] = invalid,
-                   sent: str | None = None) -> None:
+        def expect(
+            name: str,
+            req: detector_pb2.ScoreRequest,
+            codes: tuple[grpc.StatusCode, ...] = invalid,
+            sent: str | None = None,
+        ) -> None:
             s.expect_error(name, lambda: self.score(req), sent or describe(req), codes)
 
         expect("empty request_id rejected", detector_pb2.ScoreRequest(request_id="", audio=self.clips[0]))
         for label, audio in bad_audio():
-            expect(f"bad audio rejected ({label})", detector_pb2.ScoreRequest(request_id="conformance-bad", audio=audio))
-        expect("unknown option rejected", detector_pb2.ScoreRequest(
-            request_id="conformance-unknown-option", audio=self.clips[0], parameters={UNKNOWN_OPTION: "1"}))
+            expect(
+                f"bad audio rejected ({label})", detector_pb2.ScoreRequest(request_id="conformance-bad", audio=audio)
+            )
+        expect(
+            "unknown option rejected",
+            detector_pb2.ScoreRequest(
+                request_id="conformance-unknown-option", audio=self.clips[0], parameters={UNKNOWN_OPTION: "1"}
+            ),
+        )
         self.per_item_outcomes()
-        big = common_pb2.Audio(sample_rate=16000, channels=1, encoding=common_pb2.PCM_S16LE, data=b"\0" * OVERSIZE_BYTES)
-        expect("oversize message rejected", detector_pb2.ScoreRequest(request_id="conformance-big", audio=big),
-               (grpc.StatusCode.RESOURCE_EXHAUSTED,))
+        big = common_pb2.Audio(
+            sample_rate=16000, channels=1, encoding=common_pb2.PCM_S16LE, data=b"\0" * OVERSIZE_BYTES
+        )
+        expect(
+            "oversize message rejected",
+            detector_pb2.ScoreRequest(request_id="conformance-big", audio=big),
+            (grpc.StatusCode.RESOURCE_EXHAUSTED,),
+        )
 
     def per_item_outcomes(self) -> None:
         name = "ScoreBatch per-item outcomes"
-        items = [detector_pb2.ScoreRequest(request_id="b-ok", audio=self.clips[0]),
-                 detector_pb2.ScoreRequest(request_id="b-bad", audio=bad_audio()[0][1])]
+        items = [
+            detector_pb2.ScoreRequest(request_id="b-ok", audio=self.clips[0]),
+            detector_pb2.ScoreRequest(request_id="b-bad", audio=bad_audio()[0][1]),
+        ]
         sent = describe_batch(items)
         batch = self.s.call_ok(name, lambda: self.batch(items), sent, record=False)
         self.s.bad_inputs += 1
@@ -246,10 +326,15 @@ class DetectorChecks:
             return
         ids = [it.request_id for it in batch.items]
         outcomes = [it.WhichOneof("outcome") for it in batch.items]
-        ok = (ids == ["b-ok", "b-bad"] and outcomes == ["result", "error"]
-              and batch.items[1].error.code == grpc.StatusCode.INVALID_ARGUMENT.value[0])
-        got = ", ".join(f"{i!r}: {o}" + (f" {it.error.code}" if o == "error" else "")
-                        for i, o, it in zip(ids, outcomes, batch.items))
+        ok = (
+            ids == ["b-ok", "b-bad"]
+            and outcomes == ["result", "error"]
+            and batch.items[1].error.code == grpc.StatusCode.INVALID_ARGUMENT.value[0]
+        )
+        got = ", ".join(
+            f"{i!r}: {o}" + (f" {it.error.code}" if o == "error" else "")
+            for i, o, it in zip(ids, outcomes, batch.items)
+        )
         self.s.add(name, ok, sent, got, "'b-ok': result, 'b-bad': error 3 (INVALID_ARGUMENT), in request order")
 
 

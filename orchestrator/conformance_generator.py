@@ -25,6 +25,7 @@ voice where one is named):
   (empty, NaN) in each audio input -> INVALID_ARGUMENT; an undeclared task -> UNIMPLEMENTED; an
   oversize message -> RESOURCE_EXHAUSTED; ``still SERVING after every bad input``.
 """
+
 from __future__ import annotations
 
 from concurrent.futures import Future
@@ -54,8 +55,8 @@ TEXTS = ("The quick brown fox jumps over the lazy dog.", "Pack my box with five 
 LIGHT_TEXTS = ("Good morning to you.", "Thank you very much.")
 LIGHT_SECONDS = 1.0
 SEED = 424242
-SECONDS_PER_CHAR = (0.02, 1.0)      # plausible speech per character of text, pauses and silences included
-SOURCE_FACTOR = 2.0                 # RECONSTRUCT / CONVERT keep the source's duration within this factor
+SECONDS_PER_CHAR = (0.02, 1.0)  # plausible speech per character of text, pauses and silences included
+SOURCE_FACTOR = 2.0  # RECONSTRUCT / CONVERT keep the source's duration within this factor
 UNKNOWN_OPTION = "conformance-no-such-option"
 ALL_TASKS = (generator_pb2.TTS, generator_pb2.CLONE, generator_pb2.RECONSTRUCT, generator_pb2.CONVERT)
 AUDIO_INPUTS = ("reference_audio", "source_audio")
@@ -69,8 +70,11 @@ def required_inputs(task: int) -> tuple[str, ...]:
     """The request fields ``task`` needs (voxarena.tasks, the contract's one copy of the rule);
     ``reference_text`` is optional ("may be empty"), so never required."""
     needs = task_inputs(task_name(task))
-    return tuple(f for f, need in (("text", needs.text), ("reference_audio", needs.reference),
-                                   ("source_audio", needs.source)) if need)
+    return tuple(
+        f
+        for f, need in (("text", needs.text), ("reference_audio", needs.reference), ("source_audio", needs.source))
+        if need
+    )
 
 
 def describe(req: generator_pb2.SynthesizeRequest) -> str:
@@ -97,8 +101,11 @@ def plausible_duration(req: generator_pb2.SynthesizeRequest) -> tuple[float, flo
     """Bounds (seconds) of a plausible answer to ``req`` and what they are based on."""
     if req.task in (generator_pb2.TTS, generator_pb2.CLONE):
         n = len(req.text)
-        return (SECONDS_PER_CHAR[0] * n, SECONDS_PER_CHAR[1] * n,
-                f"{SECONDS_PER_CHAR[0]:g}..{SECONDS_PER_CHAR[1]:g} s per character of {n}")
+        return (
+            SECONDS_PER_CHAR[0] * n,
+            SECONDS_PER_CHAR[1] * n,
+            f"{SECONDS_PER_CHAR[0]:g}..{SECONDS_PER_CHAR[1]:g} s per character of {n}",
+        )
     source = decode_audio(req.source_audio, "source_audio").duration
     return source / SOURCE_FACTOR, source * SOURCE_FACTOR, f"within x{SOURCE_FACTOR:g} of the {source:.2f} s source"
 
@@ -108,11 +115,14 @@ class GeneratorChecks:
         self.s = session
         self.stub = generator_pb2_grpc.GeneratorServiceStub(session.channel)
         self.audio = [encode_audio(p) for p in session.probes]
-        self.light_audio = [encode_audio(AudioClip(p.samples[:int(LIGHT_SECONDS * p.sample_rate)], p.sample_rate))
-                            for p in session.probes]
+        self.light_audio = [
+            encode_audio(AudioClip(p.samples[: int(LIGHT_SECONDS * p.sample_rate)], p.sample_rate))
+            for p in session.probes
+        ]
 
-    def request(self, task: int, request_id: str, seed: int, variant: int = 0, light: bool = False,
-                **over: Any) -> generator_pb2.SynthesizeRequest:
+    def request(
+        self, task: int, request_id: str, seed: int, variant: int = 0, light: bool = False, **over: Any
+    ) -> generator_pb2.SynthesizeRequest:
         """A valid request for ``task``; ``variant`` 1 is a second, different one (text, audio and seed).
 
         ``light``: a short text and a one-second source (the reference stays whole: cloners may need it).
@@ -136,15 +146,24 @@ class GeneratorChecks:
     # -- the whole run --------------------------------------------------------------------------
     def run(self) -> None:
         s = self.s
-        info = s.call_ok("GetInfo", lambda: self.stub.GetInfo(common_pb2.GetInfoRequest(), timeout=s.timeout),
-                         "GetInfo", record=False)
+        info = s.call_ok(
+            "GetInfo",
+            lambda: self.stub.GetInfo(common_pb2.GetInfoRequest(), timeout=s.timeout),
+            "GetInfo",
+            record=False,
+        )
         if info is None:
             return
         self.info = info
         s.model_info(info.model, info.family != generator_pb2.GENERATOR_FAMILY_UNSPECIFIED)
         self.tasks = [t for t in info.tasks if t in ALL_TASKS]
-        s.add("declares tasks", bool(self.tasks), "GetInfo",
-              ", ".join(task_name(t) for t in info.tasks) or "no tasks", "at least one of TTS, CLONE, RECONSTRUCT, CONVERT")
+        s.add(
+            "declares tasks",
+            bool(self.tasks),
+            "GetInfo",
+            ", ".join(task_name(t) for t in info.tasks) or "no tasks",
+            "at least one of TTS, CLONE, RECONSTRUCT, CONVERT",
+        )
         if not self.tasks:
             return
         answered = self.each_task()
@@ -152,7 +171,9 @@ class GeneratorChecks:
         if answered:
             self.repeated(next(iter(answered)))
         else:
-            for name in ["concurrent requests answered"] + [f"option default accepted ({o.name})" for o in info.options]:
+            for name in ["concurrent requests answered"] + [
+                f"option default accepted ({o.name})" for o in info.options
+            ]:
                 s.skip(name, "needs an answered task, and none answered (see 'answers')")
         self.bad_inputs()
         s.still_serving()
@@ -204,14 +225,29 @@ class GeneratorChecks:
 
     def response(self, case: str, req: generator_pb2.SynthesizeRequest, resp: generator_pb2.SynthesizeResponse) -> None:
         s, sent = self.s, describe(req)
-        s.add(f"echoes request_id ({case})", resp.request_id == req.request_id, sent,
-              f"request_id {resp.request_id!r}, sent {req.request_id!r}", f"request_id {req.request_id!r}")
-        s.add(f"echoes seed ({case})", resp.seed == req.seed, sent, f"seed {resp.seed}, sent {req.seed}",
-              f"seed {req.seed}")
+        s.add(
+            f"echoes request_id ({case})",
+            resp.request_id == req.request_id,
+            sent,
+            f"request_id {resp.request_id!r}, sent {req.request_id!r}",
+            f"request_id {req.request_id!r}",
+        )
+        s.add(
+            f"echoes seed ({case})",
+            resp.seed == req.seed,
+            sent,
+            f"seed {resp.seed}, sent {req.seed}",
+            f"seed {req.seed}",
+        )
         voice = self.declared_voice(req)
-        if voice is not None and (req.voice or req.task == generator_pb2.TTS):   # voices are for TTS
-            s.add(f"echoes voice ({case})", resp.voice == voice.name, sent, f"voice {resp.voice!r}",
-                  f"voice {voice.name!r} ({'as asked' if req.voice else 'the first declared, the default'})")
+        if voice is not None and (req.voice or req.task == generator_pb2.TTS):  # voices are for TTS
+            s.add(
+                f"echoes voice ({case})",
+                resp.voice == voice.name,
+                sent,
+                f"voice {resp.voice!r}",
+                f"voice {voice.name!r} ({'as asked' if req.voice else 'the first declared, the default'})",
+            )
         s.timing(f"timing fields ({case})", resp.timing, self.info.model.timing_scope, sent, resp.HasField("timing"))
         try:
             clip = decode_audio(resp.audio, "response audio")
@@ -223,14 +259,25 @@ class GeneratorChecks:
             return
         s.add(f"audio well-formed ({case})", True, sent, f"{clip.duration:.2f} s mono at {clip.sample_rate} Hz")
         rate, basis = self.declared_rate(req)
-        s.add(f"sample rate as declared ({case})", clip.sample_rate == rate, sent,
-              f"{clip.sample_rate} Hz, declared {rate} Hz ({basis})", f"{rate} Hz")
+        s.add(
+            f"sample rate as declared ({case})",
+            clip.sample_rate == rate,
+            sent,
+            f"{clip.sample_rate} Hz, declared {rate} Hz ({basis})",
+            f"{rate} Hz",
+        )
         lo, hi, why = plausible_duration(req)
-        s.add(f"duration plausible ({case})", lo <= clip.duration <= hi, sent,
-              f"{clip.duration:.2f} s", f"{lo:.2f}..{hi:.2f} s ({why})")
+        s.add(
+            f"duration plausible ({case})",
+            lo <= clip.duration <= hi,
+            sent,
+            f"{clip.duration:.2f} s",
+            f"{lo:.2f}..{hi:.2f} s ({why})",
+        )
 
-    def determinism(self, case: str, req: generator_pb2.SynthesizeRequest,
-                    first: generator_pb2.SynthesizeResponse) -> None:
+    def determinism(
+        self, case: str, req: generator_pb2.SynthesizeRequest, first: generator_pb2.SynthesizeResponse
+    ) -> None:
         name = f"deterministic as declared ({case})"
         if not self.info.model.deterministic:
             self.s.skip(name, "the service declares itself non-deterministic")
@@ -245,23 +292,28 @@ class GeneratorChecks:
             self.s.add(name, False, sent, f"the second call failed: {describe_error(e)}", "identical audio bytes")
             return
         same = second.audio == first.audio
-        got = ("identical audio bytes" if same else
-               f"different audio: {describe_audio(first.audio)} vs {describe_audio(second.audio)}, "
-               f"{first_difference(first.audio.data, second.audio.data)}")
+        got = (
+            "identical audio bytes"
+            if same
+            else f"different audio: {describe_audio(first.audio)} vs {describe_audio(second.audio)}, "
+            f"{first_difference(first.audio.data, second.audio.data)}"
+        )
         self.s.add(name, same, sent, got, "identical audio bytes (ModelInfo.deterministic is true)")
 
     def repeated(self, task: int) -> None:
         """The checks that repeat a request (options, concurrency), on light requests answered alone first."""
         light = [self.request(task, f"conformance-light-{v}", SEED, variant=v, light=True) for v in (0, 1)]
         alone = []
-        for req in light[:2 if self.info.model.deterministic else 1]:
+        for req in light[: 2 if self.info.model.deterministic else 1]:
             try:
                 alone.append(self.synthesize(req))
             except grpc.RpcError as e:
-                for name in ["concurrent requests answered"] + [f"option default accepted ({o.name})"
-                                                                for o in self.info.options]:
-                    self.s.add(name, False, describe(req), f"the request alone failed: {describe_error(e)}",
-                               "a response")
+                for name in ["concurrent requests answered"] + [
+                    f"option default accepted ({o.name})" for o in self.info.options
+                ]:
+                    self.s.add(
+                        name, False, describe(req), f"the request alone failed: {describe_error(e)}", "a response"
+                    )
                 return
         self.each_option(light[0], alone[0])
         self.concurrent(light, alone)
@@ -283,13 +335,17 @@ class GeneratorChecks:
                 self.s.add(name, True, sent, describe_response(resp))
                 continue
             same = resp.audio == base.audio
-            got = ("the same audio as without the option" if same else
-                   f"different audio from the same request without the option: {describe_audio(resp.audio)} vs "
-                   f"{describe_audio(base.audio)}, {first_difference(resp.audio.data, base.audio.data)}")
+            got = (
+                "the same audio as without the option"
+                if same
+                else f"different audio from the same request without the option: {describe_audio(resp.audio)} vs "
+                f"{describe_audio(base.audio)}, {first_difference(resp.audio.data, base.audio.data)}"
+            )
             self.s.add(name, same, sent, got, "the same bytes as leaving the option unset (its default)")
 
-    def concurrent(self, pair: list[generator_pb2.SynthesizeRequest],
-                   alone: list[generator_pb2.SynthesizeResponse]) -> None:
+    def concurrent(
+        self, pair: list[generator_pb2.SynthesizeRequest], alone: list[generator_pb2.SynthesizeResponse]
+    ) -> None:
         """CONCURRENT requests at once alternating the pair; ``alone``: their answers one at a time
         (both for a deterministic service, whose concurrent answers must be the same bytes)."""
         deterministic = self.info.model.deterministic
@@ -317,23 +373,36 @@ class GeneratorChecks:
                 wrong.append(f"{resp.audio.sample_rate} Hz, declared {rate} Hz")
             expected = alone[i % 2].audio if deterministic else None
             if expected is not None and resp.audio != expected:
-                wrong.append(f"audio {describe_audio(resp.audio)}, not the {describe_audio(expected)} the same "
-                             f"request gave alone ({first_difference(resp.audio.data, expected.data)})")
+                wrong.append(
+                    f"audio {describe_audio(resp.audio)}, not the {describe_audio(expected)} the same "
+                    f"request gave alone ({first_difference(resp.audio.data, expected.data)})"
+                )
             if wrong:
                 problems.append(f"{r.request_id!r} (a copy of {pair[i % 2].request_id!r}): " + ", ".join(wrong))
-        sent = (f"{CONCURRENT} requests at once with request ids 'conformance-concurrent-0'..'-{CONCURRENT - 1}', "
-                f"the even ones copies of {describe(pair[0])}, the odd ones of {describe(pair[1])}")
-        self.s.add("concurrent requests answered", not problems, sent, summarise(problems, CONCURRENT),
-                   "each answer echoes its own request id and seed at the declared rate"
-                   + (", with the bytes the same request gives alone" if deterministic else ""))
+        sent = (
+            f"{CONCURRENT} requests at once with request ids 'conformance-concurrent-0'..'-{CONCURRENT - 1}', "
+            f"the even ones copies of {describe(pair[0])}, the odd ones of {describe(pair[1])}"
+        )
+        self.s.add(
+            "concurrent requests answered",
+            not problems,
+            sent,
+            summarise(problems, CONCURRENT),
+            "each answer echoes its own request id and seed at the declared rate"
+            + (", with the bytes the same request gives alone" if deterministic else ""),
+        )
 
     # -- bad inputs -------------------------------------------------------------------------------
     def bad_inputs(self) -> None:
         s, invalid = self.s, (grpc.StatusCode.INVALID_ARGUMENT,)
         first = self.tasks[0]
 
-        def expect(name: str, req: generator_pb2.SynthesizeRequest, codes: tuple[grpc.StatusCode, ...] = invalid,
-                   sent: str | None = None) -> None:
+        def expect(
+            name: str,
+            req: generator_pb2.SynthesizeRequest,
+            codes: tuple[grpc.StatusCode, ...] = invalid,
+            sent: str | None = None,
+        ) -> None:
             s.expect_error(name, lambda: self.synthesize(req), sent or describe(req), codes)
 
         expect("empty request_id rejected", self.request(first, "", SEED))
@@ -361,8 +430,12 @@ class GeneratorChecks:
         req.parameters[UNKNOWN_OPTION] = "1"
         expect("unknown option rejected", req)
         big = self.request(first, "conformance-big", SEED, text="a" * OVERSIZE_BYTES)
-        expect("oversize message rejected", big, (grpc.StatusCode.RESOURCE_EXHAUSTED,),
-               f"{task_name(first)} with a {OVERSIZE_BYTES // 2**20} MiB text, request_id 'conformance-big'")
+        expect(
+            "oversize message rejected",
+            big,
+            (grpc.StatusCode.RESOURCE_EXHAUSTED,),
+            f"{task_name(first)} with a {OVERSIZE_BYTES // 2**20} MiB text, request_id 'conformance-big'",
+        )
 
 
 def bad_audio() -> list[tuple[str, common_pb2.Audio]]:

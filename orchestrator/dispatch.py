@@ -5,6 +5,7 @@ of its channel conditions) and to the scorer as soon as it is stored; an I2D ite
 as soon as the one before it is stored. Each service has its own thread pool (its ``concurrency``);
 detection and measurement go in batches. Work already recorded is not redone (resume).
 """
+
 from __future__ import annotations
 
 import functools
@@ -30,8 +31,15 @@ class RunProgress:
 
     def __init__(self, plan: Plan, console: Console, enabled: bool) -> None:
         self.plan = plan
-        self.bars = Progress(TextColumn("{task.description:<10}"), BarColumn(), MofNCompleteColumn(),
-                             TimeElapsedColumn(), console=console, disable=not enabled, transient=False)
+        self.bars = Progress(
+            TextColumn("{task.description:<10}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=console,
+            disable=not enabled,
+            transient=False,
+        )
         self.generate = self.bars.add_task("generate", total=plan.n_generations())
         self.detect = self.bars.add_task("detect", total=plan.n_detections())
         self.measure = self.bars.add_task("measure", total=plan.n_measurements())
@@ -62,8 +70,13 @@ class RunProgress:
 class Batcher:
     """Collects clips for one kind of work and submits them to ``pool`` in batches of ``size``."""
 
-    def __init__(self, pool: ThreadPoolExecutor, work: Callable[[list[Clip]], list[dict]], size: int,
-                 on_done: Callable[[int], None]) -> None:
+    def __init__(
+        self,
+        pool: ThreadPoolExecutor,
+        work: Callable[[list[Clip]], list[dict]],
+        size: int,
+        on_done: Callable[[int], None],
+    ) -> None:
         self.pool, self.work, self.size, self.on_done = pool, work, size, on_done
         self.pending: list[Clip] = []
         self.futures: list[Future] = []
@@ -78,7 +91,7 @@ class Batcher:
 
     def _submit(self, force: bool) -> None:
         while self.pending and (force or len(self.pending) >= self.size):
-            batch, self.pending = self.pending[:self.size], self.pending[self.size:]
+            batch, self.pending = self.pending[: self.size], self.pending[self.size :]
             fut = self.pool.submit(self.work, batch)
             fut.add_done_callback(self._finished)
             self.futures.append(fut)
@@ -88,22 +101,39 @@ class Batcher:
 
 
 class Dispatcher:
-    def __init__(self, plan: Plan, cfg: RunConfig, fleet: ServiceFleet, store: RunStore, generate: Generate,
-                 detect: Detect, measure: Measure, retry_failed: bool, progress: RunProgress) -> None:
+    def __init__(
+        self,
+        plan: Plan,
+        cfg: RunConfig,
+        fleet: ServiceFleet,
+        store: RunStore,
+        generate: Generate,
+        detect: Detect,
+        measure: Measure,
+        retry_failed: bool,
+        progress: RunProgress,
+    ) -> None:
         self.plan, self.store, self.generate, self.retry_failed = plan, store, generate, retry_failed
         self.progress = progress
         self.items = plan.manifest.by_id()
-        self.gen_pools = {n: ThreadPoolExecutor(fleet[n].cfg.concurrency, thread_name_prefix=n)
-                          for n in fleet.names("generator")}
-        self.det_pools = {n: ThreadPoolExecutor(fleet[n].cfg.concurrency, thread_name_prefix=n)
-                          for n in plan.detectors}
+        self.gen_pools = {
+            n: ThreadPoolExecutor(fleet[n].cfg.concurrency, thread_name_prefix=n) for n in fleet.names("generator")
+        }
+        self.det_pools = {n: ThreadPoolExecutor(fleet[n].cfg.concurrency, thread_name_prefix=n) for n in plan.detectors}
         self.scorer_pool = ThreadPoolExecutor(cfg.scorer.concurrency, thread_name_prefix="scorer")
-        self.detections = {(d, c): Batcher(self.det_pools[d], functools.partial(detect, d, condition=c),
-                                           self._batch_size(fleet, d, cfg.execution.detector_batch_size),
-                                           functools.partial(progress.advance, progress.detect))
-                           for d in plan.detectors for c in plan.conditions}
-        self.measurements = Batcher(self.scorer_pool, measure, cfg.scorer.batch_size,
-                                    functools.partial(progress.advance, progress.measure))
+        self.detections = {
+            (d, c): Batcher(
+                self.det_pools[d],
+                functools.partial(detect, d, condition=c),
+                self._batch_size(fleet, d, cfg.execution.detector_batch_size),
+                functools.partial(progress.advance, progress.detect),
+            )
+            for d in plan.detectors
+            for c in plan.conditions
+        }
+        self.measurements = Batcher(
+            self.scorer_pool, measure, cfg.scorer.batch_size, functools.partial(progress.advance, progress.measure)
+        )
 
     @staticmethod
     def _batch_size(fleet: ServiceFleet, detector: str, configured: int) -> int:

@@ -5,6 +5,7 @@ always carried (a gRPC status name, ``ITEM_<n>`` for a detector's per-clip error
 ``INVALID_RESPONSE`` or ``UPSTREAM_FAILED``) and its kind, ``failure``, from one enum, so resume,
 ``status`` and the report can treat kinds alike.
 """
+
 from __future__ import annotations
 
 from enum import Enum
@@ -27,12 +28,24 @@ class Failure(str, Enum):
 
 
 # Status codes worth another try later (--retry-failed), and those that mean "this request is not acceptable".
-_TRANSIENT = {grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED, grpc.StatusCode.RESOURCE_EXHAUSTED,
-              grpc.StatusCode.ABORTED, grpc.StatusCode.CANCELLED}
-_REFUSED = {grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.OUT_OF_RANGE, grpc.StatusCode.UNIMPLEMENTED,
-            grpc.StatusCode.FAILED_PRECONDITION}
-_CODE_OF = {Failure.INPUT: "BAD_INPUT", Failure.INVALID_RESPONSE: "INVALID_RESPONSE",
-            Failure.UPSTREAM_FAILED: "UPSTREAM_FAILED"}
+_TRANSIENT = {
+    grpc.StatusCode.UNAVAILABLE,
+    grpc.StatusCode.DEADLINE_EXCEEDED,
+    grpc.StatusCode.RESOURCE_EXHAUSTED,
+    grpc.StatusCode.ABORTED,
+    grpc.StatusCode.CANCELLED,
+}
+_REFUSED = {
+    grpc.StatusCode.INVALID_ARGUMENT,
+    grpc.StatusCode.OUT_OF_RANGE,
+    grpc.StatusCode.UNIMPLEMENTED,
+    grpc.StatusCode.FAILED_PRECONDITION,
+}
+_CODE_OF = {
+    Failure.INPUT: "BAD_INPUT",
+    Failure.INVALID_RESPONSE: "INVALID_RESPONSE",
+    Failure.UPSTREAM_FAILED: "UPSTREAM_FAILED",
+}
 _BY_NUMBER = {code.value[0]: code for code in grpc.StatusCode}
 
 
@@ -45,8 +58,9 @@ def failure_of_status(code: grpc.StatusCode) -> Failure:
     return Failure.SERVICE_ERROR
 
 
-def failed_row(base: dict[str, Any], failure: Failure, reason: str, code: str | None = None,
-               **fields: Any) -> dict[str, Any]:
+def failed_row(
+    base: dict[str, Any], failure: Failure, reason: str, code: str | None = None, **fields: Any
+) -> dict[str, Any]:
     """``base`` (the row's identity: id, service, item, ...) and ``fields``, recorded as failed.
 
     ``code`` defaults to the one the kind has always been recorded with (``BAD_INPUT`` for an input,

@@ -5,6 +5,7 @@ loopback port (``--stack local``) or is the compose service of its name (``--sta
 gets a client with the run's deadline and retry policy; its GetInfo is what run.json records and what
 a resume checks against (same model name, version and weights).
 """
+
 from __future__ import annotations
 
 import difflib
@@ -35,8 +36,11 @@ STACKS = ("local", "compose")
 # The orchestrator container's client certificate for an mTLS compose stack.
 CLIENT_TLS_ENV = {"ca": "VOXARENA_CLIENT_TLS_CA", "cert": "VOXARENA_CLIENT_TLS_CERT", "key": "VOXARENA_CLIENT_TLS_KEY"}
 COMPOSE_PORT = 50051
-_CLIENTS: dict[str, type[ServiceClient]] = {"generator": GeneratorClient, "detector": DetectorClient,
-                                            "scorer": ScorerClient}
+_CLIENTS: dict[str, type[ServiceClient]] = {
+    "generator": GeneratorClient,
+    "detector": DetectorClient,
+    "scorer": ScorerClient,
+}
 _Info = TypeVar("_Info", generator_pb2.GeneratorInfo, detector_pb2.DetectorInfo, scorer_pb2.ScorerInfo)
 
 
@@ -86,9 +90,12 @@ class Service:
 
     def record(self) -> dict[str, Any]:
         """What run.json says of the service: role, how it was reached, and its GetInfo."""
-        return {"role": self.role, "mode": "local" if self.local else "remote",
-                "address": self.address if not self.local else "local",
-                "info": json_format.MessageToDict(self.info, preserving_proto_field_name=True)}
+        return {
+            "role": self.role,
+            "mode": "local" if self.local else "remote",
+            "address": self.address if not self.local else "local",
+            "info": json_format.MessageToDict(self.info, preserving_proto_field_name=True),
+        }
 
 
 class ServiceFleet:
@@ -111,8 +118,10 @@ class ServiceFleet:
 
     def declared_tasks(self) -> dict[str, set[str]]:
         """generator -> the tasks its GetInfo declares."""
-        return {n: {generator_pb2.Task.Name(t) for t in self.services[n].role_info(generator_pb2.GeneratorInfo).tasks}
-                for n in self.names("generator")}
+        return {
+            n: {generator_pb2.Task.Name(t) for t in self.services[n].role_info(generator_pb2.GeneratorInfo).tasks}
+            for n in self.names("generator")
+        }
 
     def records(self) -> dict[str, dict[str, Any]]:
         return {n: s.record() for n, s in self.services.items()}
@@ -132,8 +141,9 @@ class ServiceFleet:
             raise RunError("\n".join(errors))
         ex = self.cfg.execution
         for svc in self.services.values():
-            svc.client = _CLIENTS[svc.role](svc.name, svc.target(), ex.deadline_seconds, ex.retries, ex.backoff_seconds,
-                                            svc.security)
+            svc.client = _CLIENTS[svc.role](
+                svc.name, svc.target(), ex.deadline_seconds, ex.retries, ex.backoff_seconds, svc.security
+            )
             try:
                 svc.info = svc.client.info()
             except CallFailed as e:
@@ -197,8 +207,9 @@ class ServiceFleet:
             if name not in offered:
                 close = difflib.get_close_matches(name, offered, n=1)
                 hint = f" (did you mean {close[0]!r}?)" if close else ""
-                raise RunError(f"scorer.metrics: unknown metric {name!r}{hint}; "
-                               f"the scorer offers: {', '.join(offered)}")
+                raise RunError(
+                    f"scorer.metrics: unknown metric {name!r}{hint}; the scorer offers: {', '.join(offered)}"
+                )
 
     def check_unchanged(self, previous: dict[str, Any] | None) -> None:
         """On resume, each service must be the same model as before (name, version, weights)."""
@@ -208,5 +219,7 @@ class ServiceFleet:
             old, new = rec["info"].get("model", {}), self.services[name].record()["info"].get("model", {})
             for key in ("name", "version", "weights_sha256"):
                 if old.get(key) != new.get(key):
-                    raise RunError(f"{name}: {key} changed since this run started "
-                                   f"({old.get(key)!r} -> {new.get(key)!r}); results would mix two models: use a new --out")
+                    raise RunError(
+                        f"{name}: {key} changed since this run started "
+                        f"({old.get(key)!r} -> {new.get(key)!r}); results would mix two models: use a new --out"
+                    )

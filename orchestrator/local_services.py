@@ -4,6 +4,7 @@ The child binds port 0 and announces the port it got on stdout, so there is no p
 parent waits for grpc.health.v1 SERVING, and the child dies with the parent (PR_SET_PDEATHSIG, set by
 the child itself: voxarena.lifecycle), so a killed orchestrator leaves no orphans.
 """
+
 from __future__ import annotations
 
 import os
@@ -36,7 +37,10 @@ def numba_cache_dir(service: str, environ: dict[str, str] | None = None) -> str:
     cache; a service keeps its own across runs, so it compiles once."""
     env = os.environ if environ is None else environ
     base = env.get("NUMBA_CACHE_DIR") or os.path.join(
-        env.get("XDG_CACHE_HOME") or os.path.join(env.get("HOME") or os.path.expanduser("~"), ".cache"), "voxarena", "numba")
+        env.get("XDG_CACHE_HOME") or os.path.join(env.get("HOME") or os.path.expanduser("~"), ".cache"),
+        "voxarena",
+        "numba",
+    )
     return os.path.join(base, re.sub(r"[^A-Za-z0-9._-]", "_", service))
 
 
@@ -74,7 +78,7 @@ class LocalService:
         # the cores other services need (and would count as compute time that is not).
         env.setdefault("OMP_WAIT_POLICY", "PASSIVE")
         env.setdefault("KMP_BLOCKTIME", "0")
-        env[PARENT_ENV] = str(os.getpid())   # the child dies with us (voxarena.lifecycle)
+        env[PARENT_ENV] = str(os.getpid())  # the child dies with us (voxarena.lifecycle)
         env["NUMBA_CACHE_DIR"] = numba_cache_dir(self.name)
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=self._log, cwd=os.getcwd(), env=env)
         self.started_at = time.time()
@@ -89,20 +93,23 @@ class LocalService:
             for raw in stdout:  # the rest of stdout is drained so the child never blocks
                 line = raw.decode(errors="replace").strip()
                 if line.startswith(PORT_ANNOUNCEMENT) and not port:
-                    port.append(int(line[len(PORT_ANNOUNCEMENT):]))
+                    port.append(int(line[len(PORT_ANNOUNCEMENT) :]))
 
         threading.Thread(target=read_port, daemon=True).start()
         deadline = time.monotonic() + timeout
         while not port:
             if self.proc.poll() is not None:
-                raise ServiceStartError(f"{self.name}: process exited with code {self.proc.returncode} before "
-                                        f"announcing its port; last log lines:\n{self.log_tail()}")
+                raise ServiceStartError(
+                    f"{self.name}: process exited with code {self.proc.returncode} before "
+                    f"announcing its port; last log lines:\n{self.log_tail()}"
+                )
             if time.monotonic() > deadline:
                 raise ServiceStartError(f"{self.name}: no port announced within {timeout:.0f} s")
             time.sleep(0.02)
         self.address = f"127.0.0.1:{port[0]}"
-        wait_for_serving(self.address, self.name, max(1.0, deadline - time.monotonic()), process=self.proc,
-                         log_tail=self.log_tail)
+        wait_for_serving(
+            self.address, self.name, max(1.0, deadline - time.monotonic()), process=self.proc, log_tail=self.log_tail
+        )
         return self.address
 
     def log_tail(self, n: int = 15) -> str:

@@ -3,6 +3,7 @@
 Items are dataclasses serialised as JSONL (``ManifestSet.to_file`` / ``from_file``). Item seed =
 run seed + source index. A manifest's version is the sha256 of its canonical bytes.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -175,18 +176,32 @@ def build_librispeech_manifest(ds: DatasetConfig, run_seed: int) -> ManifestSet:
         source = "transcript" if text else "none"
         if not text and prompts:
             if next_prompt >= len(prompts):
-                raise DatasetError(f"{audio.stem}: ran out of prompts ({len(prompts)} in {ds.prompts}, offset {ds.prompt_offset})")
+                raise DatasetError(
+                    f"{audio.stem}: ran out of prompts ({len(prompts)} in {ds.prompts}, offset {ds.prompt_offset})"
+                )
             text, source = prompts[next_prompt][1], "prompt"
             next_prompt += 1
         info = sf.info(str(audio))
         if info.channels != 1:
             raise DatasetError(f"{audio.stem}: {audio} has {info.channels} channels; bona fide audio must be mono")
-        items.append(ManifestItem(
-            id=audio.stem, index=index, seed=run_seed + index, speaker=speaker, corpus="librispeech", subset=subset,
-            audio_path=str(audio.resolve()), audio_sha256=sha256_file(audio), duration=info.frames / info.samplerate,
-            sample_rate=info.samplerate, text=text, text_source=source, text_sha256=_text_hash(text),
-            labels={"corpus": "librispeech", "subset": subset, "speaker": speaker, "sex": sex.get(speaker, "")},
-        ))
+        items.append(
+            ManifestItem(
+                id=audio.stem,
+                index=index,
+                seed=run_seed + index,
+                speaker=speaker,
+                corpus="librispeech",
+                subset=subset,
+                audio_path=str(audio.resolve()),
+                audio_sha256=sha256_file(audio),
+                duration=info.frames / info.samplerate,
+                sample_rate=info.samplerate,
+                text=text,
+                text_source=source,
+                text_sha256=_text_hash(text),
+                labels={"corpus": "librispeech", "subset": subset, "speaker": speaker, "sex": sex.get(speaker, "")},
+            )
+        )
     return ManifestSet(items)
 
 
@@ -217,7 +232,7 @@ def _items_from_records(records: list[dict], ds: DatasetConfig, run_seed: int, c
     items = []
     for index, r in enumerate(kept):
         text, source = r.get("text") or "", "transcript" if r.get("text") else "none"
-        if not text and prompts and not spoof_key(r.get("labels", {})):   # spoofs are never spoken anew
+        if not text and prompts and not spoof_key(r.get("labels", {})):  # spoofs are never spoken anew
             if next_prompt >= len(prompts):
                 raise DatasetError(f"{r['id']}: ran out of prompts ({len(prompts)} in {ds.prompts})")
             text, source = prompts[next_prompt][1], "prompt"
@@ -229,12 +244,24 @@ def _items_from_records(records: list[dict], ds: DatasetConfig, run_seed: int, c
         if info.channels != 1:
             raise DatasetError(f"{r['id']}: {r['audio']} has {info.channels} channels; audio must be mono")
         labels = {"corpus": corpus, "subset": r.get("subset", ""), "speaker": r["speaker"], **r.get("labels", {})}
-        items.append(ManifestItem(
-            id=r["id"], index=index, seed=run_seed + index, speaker=r["speaker"], corpus=corpus,
-            subset=r.get("subset", ""), audio_path=str(Path(r["audio"]).resolve()), audio_sha256=sha256_file(r["audio"]),
-            duration=info.frames / info.samplerate, sample_rate=info.samplerate, text=text, text_source=source,
-            text_sha256=_text_hash(text), labels={k: str(v) for k, v in labels.items() if v not in (None, "")},
-        ))
+        items.append(
+            ManifestItem(
+                id=r["id"],
+                index=index,
+                seed=run_seed + index,
+                speaker=r["speaker"],
+                corpus=corpus,
+                subset=r.get("subset", ""),
+                audio_path=str(Path(r["audio"]).resolve()),
+                audio_sha256=sha256_file(r["audio"]),
+                duration=info.frames / info.samplerate,
+                sample_rate=info.samplerate,
+                text=text,
+                text_source=source,
+                text_sha256=_text_hash(text),
+                labels={k: str(v) for k, v in labels.items() if v not in (None, "")},
+            )
+        )
     return ManifestSet(items)
 
 
@@ -259,22 +286,30 @@ def build_vctk_manifest(ds: DatasetConfig, run_seed: int) -> ManifestSet:
         raise DatasetError(f"dataset root {root} is not a directory")
     info = _vctk_speaker_info(root)
     records = []
-    if (root / "wav48_silence_trimmed").is_dir():        # VCTK 0.92: <spk>_<n>_<mic>.flac
+    if (root / "wav48_silence_trimmed").is_dir():  # VCTK 0.92: <spk>_<n>_<mic>.flac
         files = sorted((root / "wav48_silence_trimmed").glob(f"*/*_{ds.mic}.flac"))
         uid = lambda p: p.stem[: -len(ds.mic) - 1]  # noqa: E731
-    elif (root / "wav48").is_dir():                      # VCTK 0.80: <spk>_<n>.wav
+    elif (root / "wav48").is_dir():  # VCTK 0.80: <spk>_<n>.wav
         files = sorted((root / "wav48").glob("*/*.wav"))
         uid = lambda p: p.stem  # noqa: E731
     else:
         raise DatasetError(f"{root}: no wav48_silence_trimmed/ or wav48/ directory (not a VCTK layout)")
     for audio in files:
         spk = audio.parent.name
-        if ds.subsets and spk not in ds.subsets:       # subsets = speakers to keep, when given
+        if ds.subsets and spk not in ds.subsets:  # subsets = speakers to keep, when given
             continue
         text_path = root / "txt" / spk / f"{uid(audio)}.txt"
         text = text_path.read_text(errors="replace").strip() if text_path.exists() else ""
-        records.append({"id": uid(audio), "audio": audio, "speaker": spk, "subset": "vctk", "text": text,
-                        "labels": info.get(spk, {})})
+        records.append(
+            {
+                "id": uid(audio),
+                "audio": audio,
+                "speaker": spk,
+                "subset": "vctk",
+                "text": text,
+                "labels": info.get(spk, {}),
+            }
+        )
     if not records:
         raise DatasetError(f"{root}: no VCTK audio found (microphone {ds.mic!r})")
     return _items_from_records(records, ds, run_seed, "vctk")
@@ -306,9 +341,17 @@ def build_table_manifest(ds: DatasetConfig, run_seed: int) -> ManifestSet:
         audio = Path(str(row["audio"]))
         audio = audio if audio.is_absolute() else path.parent / audio
         labels = {k: str(v) for k, v in row.items() if k not in ("id", "audio", "speaker", "text", "subset")}
-        records.append({"id": str(row["id"]), "audio": audio, "speaker": str(row["speaker"]),
-                        "subset": str(row.get("subset") or ""), "text": str(row.get("text") or ""), "labels": labels})
-    return _items_from_records(records, ds, run_seed, path.stem)   # a "corpus" column overrides the file name
+        records.append(
+            {
+                "id": str(row["id"]),
+                "audio": audio,
+                "speaker": str(row["speaker"]),
+                "subset": str(row.get("subset") or ""),
+                "text": str(row.get("text") or ""),
+                "labels": labels,
+            }
+        )
+    return _items_from_records(records, ds, run_seed, path.stem)  # a "corpus" column overrides the file name
 
 
 ASVSPOOF_KEYS = ("bonafide", "spoof")
@@ -339,8 +382,10 @@ def read_asvspoof_protocol(path: Path) -> list[dict]:
         if not parts or (n == 1 and parts[0].upper().startswith("SPEAKER")):
             continue
         if len(parts) not in ASVSPOOF_LAYOUTS:
-            raise DatasetError(f"{path}:{n}: {len(parts)} columns, not an ASVspoof protocol layout "
-                               f"({', '.join(f'{c} ({name})' for c, (name, _) in ASVSPOOF_LAYOUTS.items())})")
+            raise DatasetError(
+                f"{path}:{n}: {len(parts)} columns, not an ASVspoof protocol layout "
+                f"({', '.join(f'{c} ({name})' for c, (name, _) in ASVSPOOF_LAYOUTS.items())})"
+            )
         layout, key_at = ASVSPOOF_LAYOUTS[len(parts)]
         key, attack = parts[key_at], parts[key_at - 1]
         if key not in ASVSPOOF_KEYS:
@@ -352,7 +397,7 @@ def read_asvspoof_protocol(path: Path) -> list[dict]:
             labels.update(sex=parts[2], codec=parts[3])
         elif layout.startswith("2021"):
             labels.update(codec=parts[2], transmission=parts[3])
-        elif parts[2] != "-":                              # 2019 PA: acoustic environment
+        elif parts[2] != "-":  # 2019 PA: acoustic environment
             labels["environment"] = parts[2]
         labels = {k: v for k, v in labels.items() if v != "-"}
         rows.append({"speaker": parts[0], "id": parts[1], "key": key, "labels": labels})
@@ -371,15 +416,34 @@ def build_asvspoof_manifest(ds: DatasetConfig, run_seed: int) -> ManifestSet:
     protocol = Path(ds.protocol)
     records = []
     for row in read_asvspoof_protocol(protocol):
-        audio = next((d / f"{row['id']}{ext}" for d in (root / "flac", root) for ext in (".flac", ".wav")
-                      if (d / f"{row['id']}{ext}").is_file()), root / "flac" / f"{row['id']}.flac")
-        records.append({"id": row["id"], "audio": audio, "speaker": row["speaker"], "subset": protocol.stem,
-                        "text": "", "labels": row["labels"]})
+        audio = next(
+            (
+                d / f"{row['id']}{ext}"
+                for d in (root / "flac", root)
+                for ext in (".flac", ".wav")
+                if (d / f"{row['id']}{ext}").is_file()
+            ),
+            root / "flac" / f"{row['id']}.flac",
+        )
+        records.append(
+            {
+                "id": row["id"],
+                "audio": audio,
+                "speaker": row["speaker"],
+                "subset": protocol.stem,
+                "text": "",
+                "labels": row["labels"],
+            }
+        )
     return _items_from_records(records, ds, run_seed, "asvspoof")
 
 
 def build_manifest(ds: DatasetConfig, run_seed: int) -> ManifestSet:
     """The importer for ``ds.kind``."""
-    builders = {"librispeech": build_librispeech_manifest, "vctk": build_vctk_manifest, "table": build_table_manifest,
-                "asvspoof": build_asvspoof_manifest}
+    builders = {
+        "librispeech": build_librispeech_manifest,
+        "vctk": build_vctk_manifest,
+        "table": build_table_manifest,
+        "asvspoof": build_asvspoof_manifest,
+    }
     return builders[ds.kind](ds, run_seed)

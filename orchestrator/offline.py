@@ -3,6 +3,7 @@
 They use the pure statistics core the scorer uses (``voxarena.stats.detection``,
 ``voxarena.stats.composite``) directly: no model is loaded, so no service is needed.
 """
+
 from __future__ import annotations
 
 import csv
@@ -86,8 +87,10 @@ def export_asvspoof(run_dir: Path, out_dir: Path) -> list[Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
     written, keys = [], {}
     for det, cond in sorted({(r["detector"], condition_of(r)) for r in latest.values()}):
-        ok = sorted((r for r in latest.values() if r["detector"] == det and condition_of(r) == cond
-                     and r["status"] == "ok"), key=lambda r: r["clip"])
+        ok = sorted(
+            (r for r in latest.values() if r["detector"] == det and condition_of(r) == cond and r["status"] == "ok"),
+            key=lambda r: r["clip"],
+        )
         path = out_dir / f"{detector_label(det, cond)}.scores.tsv"
         path.write_text("filename\tcm-score\n" + "".join(f"{r['clip']}\t{r['score']!r}\n" for r in ok))
         written.append(path)
@@ -154,16 +157,27 @@ def composite_generators(path: Path, kind: str, weights: dict[str, float], eps: 
         raise InputFileError(f"{path}: {e}") from None
 
 
-def composite_detectors(pairs_path: Path, params_path: Path, alpha: float, challenge_path: Path | None) -> dict[str, float]:
+def composite_detectors(
+    pairs_path: Path, params_path: Path, alpha: float, challenge_path: Path | None
+) -> dict[str, float]:
     pairs = []
     for r in _read_table(pairs_path, "detector"):
-        pairs.append({"detector": r["detector"], "generator": r["generator"],
-                      **{m: _number(pairs_path, r, m, "detector") for m in ("eer", "cllr", "min_dcf")}})
-    params = {r["detector"]: _number(params_path, r, "params_m", "detector") for r in _read_table(params_path, "detector")}
+        pairs.append(
+            {
+                "detector": r["detector"],
+                "generator": r["generator"],
+                **{m: _number(pairs_path, r, m, "detector") for m in ("eer", "cllr", "min_dcf")},
+            }
+        )
+    params = {
+        r["detector"]: _number(params_path, r, "params_m", "detector") for r in _read_table(params_path, "detector")
+    }
     challenge = None
     if challenge_path:
-        challenge = {r["generator"]: _number(challenge_path, r, "r", "generator")
-                     for r in _read_table(challenge_path, "generator")}
+        challenge = {
+            r["generator"]: _number(challenge_path, r, "r", "generator")
+            for r in _read_table(challenge_path, "generator")
+        }
     try:
         return composite.detector_scores(pairs, params, alpha, challenge)
     except composite.CompositeError as e:

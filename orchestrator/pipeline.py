@@ -8,6 +8,7 @@ UNAVAILABLE is retried. Every response is validated; a failure becomes a row wit
 Fused detectors are made from the stored scores after detection (``fusion``), and every detection
 matrix leaves out the calibration split's items.
 """
+
 from __future__ import annotations
 
 import platform
@@ -40,25 +41,39 @@ def _now() -> str:
 
 def _git_commit() -> str:
     try:
-        out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5,
-                             cwd=Path(__file__).resolve().parent)
-        dirty = subprocess.run(["git", "status", "--porcelain"], capture_output=True, text=True, timeout=5,
-                               cwd=Path(__file__).resolve().parent).stdout.strip()
+        out = subprocess.run(
+            ["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5, cwd=Path(__file__).resolve().parent
+        )
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            cwd=Path(__file__).resolve().parent,
+        ).stdout.strip()
         return out.stdout.strip() + ("+dirty" if dirty else "") if out.returncode == 0 else "unknown"
     except (OSError, subprocess.TimeoutExpired):
         return "unknown"
 
 
 class Arena:
-    def __init__(self, cfg: RunConfig, run_dir: Path, config_file: Path | None = None, console: Console | None = None,
-                 retry_failed: bool = False, progress: bool = True, stack: str = "local") -> None:
+    def __init__(
+        self,
+        cfg: RunConfig,
+        run_dir: Path,
+        config_file: Path | None = None,
+        console: Console | None = None,
+        retry_failed: bool = False,
+        progress: bool = True,
+        stack: str = "local",
+    ) -> None:
         self.fleet = ServiceFleet(cfg, run_dir / "logs", stack)  # refuses an unknown stack before any file is made
         self.cfg, self.config_file = cfg, config_file
         self.console = console or Console(stderr=True)
         self.store = RunStore(run_dir)
         self.retry_failed = retry_failed
         self.show_progress = progress
-        self.calibration: frozenset[str] = frozenset()   # the calibration split's items, once the manifest is frozen
+        self.calibration: frozenset[str] = frozenset()  # the calibration split's items, once the manifest is frozen
 
     # ---------------------------------------------------------------- manifest and run.json
     def freeze_manifest(self) -> ManifestSet:
@@ -68,9 +83,12 @@ class Arena:
             frozen = ManifestSet.from_file(path)
             if frozen.sha256 != fresh.sha256:
                 changed = sorted({i.id for i in frozen} ^ {i.id for i in fresh}) or [
-                    a.id for a, b in zip(frozen, fresh) if a != b]
-                raise RunError(f"{self.store.dir}: the dataset or protocol differs from the frozen manifest "
-                               f"(e.g. {', '.join(changed[:5])}); resume with the same inputs or use a new --out")
+                    a.id for a, b in zip(frozen, fresh) if a != b
+                ]
+                raise RunError(
+                    f"{self.store.dir}: the dataset or protocol differs from the frozen manifest "
+                    f"(e.g. {', '.join(changed[:5])}); resume with the same inputs or use a new --out"
+                )
             return frozen
         fresh.to_file(path)
         return fresh
@@ -79,11 +97,14 @@ class Arena:
         if previous is None:
             return
         # Transport settings (address, TLS, tokens, concurrency, deadlines) may change; the protocol may not.
-        changed = config_differences(protocol_view(previous.get("config") or {}),
-                                     protocol_view(self.cfg.model_dump(mode="json")))
+        changed = config_differences(
+            protocol_view(previous.get("config") or {}), protocol_view(self.cfg.model_dump(mode="json"))
+        )
         if changed:
-            raise RunError(f"{self.store.dir}: was run with a different configuration ({', '.join(changed)} "
-                           "changed; see its run.json); resume with the same config or use a new --out")
+            raise RunError(
+                f"{self.store.dir}: was run with a different configuration ({', '.join(changed)} "
+                "changed; see its run.json); resume with the same config or use a new --out"
+            )
 
     def calibration_split(self, manifest: ManifestSet) -> frozenset[str]:
         """The items that calibrate fusion and are left out of every detection matrix (often none)."""
@@ -95,11 +116,17 @@ class Arena:
     def _record(self, manifest: ManifestSet, previous: dict | None, started: str) -> dict:
         split = self.cfg.protocol.calibration_split
         return {
-            "format": RUN_FORMAT, "name": self.cfg.name, "config": self.cfg.model_dump(mode="json"),
+            "format": RUN_FORMAT,
+            "name": self.cfg.name,
+            "config": self.cfg.model_dump(mode="json"),
             "config_file": str(self.config_file) if self.config_file else None,
             "git_commit": _git_commit(),
-            "versions": {"python": platform.python_version(), "voxarena": version("voxarena"),
-                         "grpcio": version("grpcio"), "protobuf": version("protobuf")},
+            "versions": {
+                "python": platform.python_version(),
+                "voxarena": version("voxarena"),
+                "grpcio": version("grpcio"),
+                "protobuf": version("protobuf"),
+            },
             "seeds": {"run_seed": self.cfg.protocol.seed, "item_seed": "run seed + source index"},
             "manifest": {"sha256": manifest.sha256, "items": len(manifest), "format": "voxarena.manifest/1"},
             **({"calibration_split": split_record(manifest, self.calibration, split)} if split else {}),
@@ -129,14 +156,18 @@ class Arena:
                 record["fusion"] = fuse(self.store, plan.fused, self.calibration)
                 self.store.write_json(record)
             infos = fused_infos({n: s.info for n, s in self.fleet.services.items()}, plan.fused)
-            write_metrics(evaluation_store(self.store, self.calibration), self.cfg, manifest, infos,
-                          self.fleet.scorer.client)
+            write_metrics(
+                evaluation_store(self.store, self.calibration), self.cfg, manifest, infos, self.fleet.scorer.client
+            )
         finally:
             cpu = self.fleet.stop()
         wall = time.perf_counter() - t0
         record["ended_at"] = _now()
-        record["sessions"][-1].update(ended_at=record["ended_at"], wall_seconds=round(wall, 3),
-                                      service_cpu_seconds={k: round(v, 3) for k, v in cpu.items()})
+        record["sessions"][-1].update(
+            ended_at=record["ended_at"],
+            wall_seconds=round(wall, 3),
+            service_cpu_seconds={k: round(v, 3) for k, v in cpu.items()},
+        )
         self.store.write_json(record)
         return record
 

@@ -11,6 +11,7 @@ From the frozen manifest, the protocol and what each service declares:
 - fusion: a fused detector has a row for every clip its members scored, under every condition,
   made from their stored rows after detection (``fusion``), never sent to a service.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable
@@ -48,9 +49,16 @@ def reference_items(manifest: ManifestSet) -> dict[str, ManifestItem]:
 
 
 class Plan:
-    def __init__(self, manifest: ManifestSet, protocol: ProtocolConfig, generator_tasks: dict[str, set[str]],
-                 detectors: list[str], conditions: list[str], measures: bool,
-                 fused: dict[str, list[str]] | None = None) -> None:
+    def __init__(
+        self,
+        manifest: ManifestSet,
+        protocol: ProtocolConfig,
+        generator_tasks: dict[str, set[str]],
+        detectors: list[str],
+        conditions: list[str],
+        measures: bool,
+        fused: dict[str, list[str]] | None = None,
+    ) -> None:
         """``generator_tasks``: the tasks each generator declares (GetInfo); the plan keeps the
         configured ones, in the protocol's order. ``detectors`` are the services that score clips,
         ``fused`` the fused detectors (name -> members). ``conditions`` are the configured channel conditions."""
@@ -62,14 +70,25 @@ class Plan:
         self.tasks = {g: [t for t in protocol.tasks if t in declared] for g, declared in generator_tasks.items()}
         refs = reference_items(manifest)
         # Generators take bona fide inputs only; every corpus clip is scored, spoofs included.
-        self.jobs = [GenerationJob(g, t, it, refs[it.id]) for g, tasks in self.tasks.items() for t in tasks
-                     for it in manifest.bonafide()]
+        self.jobs = [
+            GenerationJob(g, t, it, refs[it.id])
+            for g, tasks in self.tasks.items()
+            for t in tasks
+            for it in manifest.bonafide()
+        ]
         self._jobs = {(j.generator, j.task, j.item.id): j for j in self.jobs}
 
     @classmethod
     def for_run(cls, cfg: RunConfig, manifest: ManifestSet, generator_tasks: dict[str, set[str]]) -> Plan:
-        return cls(manifest, cfg.protocol, generator_tasks, list(cfg.detector_services()), list(cfg.conditions),
-                   bool(cfg.scorer.metrics), cfg.fused_detectors())
+        return cls(
+            manifest,
+            cfg.protocol,
+            generator_tasks,
+            list(cfg.detector_services()),
+            list(cfg.conditions),
+            bool(cfg.scorer.metrics),
+            cfg.fused_detectors(),
+        )
 
     @classmethod
     def of_record(cls, record: dict, manifest: ManifestSet) -> Plan:
@@ -78,9 +97,15 @@ class Plan:
         tasks = {g: set(services.get(g, {}).get("info", {}).get("tasks", [])) for g in cfg["generators"]}
         detectors = cfg["detectors"]
         fused = {n: list(d["fusion"]["members"]) for n, d in detectors.items() if "fusion" in d}
-        return cls(manifest, ProtocolConfig.model_validate(cfg["protocol"]), tasks,
-                   [n for n in detectors if n not in fused], list(cfg.get("conditions", {})),
-                   bool(cfg["scorer"]["metrics"]), fused)
+        return cls(
+            manifest,
+            ProtocolConfig.model_validate(cfg["protocol"]),
+            tasks,
+            [n for n in detectors if n not in fused],
+            list(cfg.get("conditions", {})),
+            bool(cfg["scorer"]["metrics"]),
+            fused,
+        )
 
     # ---------------------------------------------------------------- generation
     @property
@@ -122,8 +147,9 @@ class Plan:
     def detection_ids(self, detector: str, condition: str, generated: dict[str, dict]) -> list[str]:
         """The detections expected of ``detector`` under ``condition``: every corpus clip and every clip of
         ``generated`` (id -> generation row) that is scored under it."""
-        clips = [it.id for it in self.manifest] + [i for i, row in generated.items()
-                                                   if condition in self.conditions_for(iteration_of(row))]
+        clips = [it.id for it in self.manifest] + [
+            i for i, row in generated.items() if condition in self.conditions_for(iteration_of(row))
+        ]
         return [detection_id(detector, condition, c) for c in clips]
 
     # ---------------------------------------------------------------- measurement

@@ -13,6 +13,7 @@ Thresholds come from a YAML file (``--thresholds``), over these defaults:
     detection:  {eer: 0.02, min_dcf: 0.05, act_dcf: 0.05, cllr: 0.1}
     generation: {wer: 0.02, cer: 0.01, sim: 0.02, dnsmos: 0.1, pesq: 0.1, stoi: 0.02, mcd: 0.5}
 """
+
 from __future__ import annotations
 
 import json
@@ -68,8 +69,14 @@ def _verdict(base: dict, cur: dict, metric: str, threshold: float, higher_better
     b, c = _num(base.get(metric)), _num(cur.get(metric))
     bl, bh = _num(base.get(f"{metric}_ci_low")), _num(base.get(f"{metric}_ci_high"))
     cl, ch = _num(cur.get(f"{metric}_ci_low")), _num(cur.get(f"{metric}_ci_high"))
-    row = {"metric": metric, "baseline": b, "current": c, "threshold": threshold,
-           "baseline_ci": [bl, bh], "current_ci": [cl, ch]}
+    row = {
+        "metric": metric,
+        "baseline": b,
+        "current": c,
+        "threshold": threshold,
+        "baseline_ci": [bl, bh],
+        "current_ci": [cl, ch],
+    }
     if math.isnan(b) or math.isnan(c):
         return {**row, "change": math.nan, "verdict": "n/a"}
     worse_by = (b - c) if higher_better else (c - b)
@@ -83,13 +90,17 @@ def _verdict(base: dict, cur: dict, metric: str, threshold: float, higher_better
 
 
 def compare_runs(baseline: Path, current: Path, thresholds: dict) -> dict:
-    differences = [d for d in protocol_differences(baseline, current)
-                   if not any(d.startswith(f"{s}:") for s in _service_names(baseline, current))]
+    differences = [
+        d
+        for d in protocol_differences(baseline, current)
+        if not any(d.startswith(f"{s}:") for s in _service_names(baseline, current))
+    ]
     if differences:
         from .compare import IncomparableRuns
 
         raise IncomparableRuns(differences)
     rows = []
+
     def det_key(r: dict) -> tuple[str, str, str]:
         return r["detector"], r["generator"], condition_of(r)
 
@@ -99,20 +110,35 @@ def compare_runs(baseline: Path, current: Path, thresholds: dict) -> dict:
         if key in base_det:
             label = f"{detector_label(key[0], key[2])} vs {key[1]}"
             for metric, thr in thresholds["detection"].items():
-                rows.append({"table": "detection", "row": label,
-                             **_verdict(base_det[key], r, metric, thr, metric not in LOWER_IS_BETTER_DETECTION)})
+                rows.append(
+                    {
+                        "table": "detection",
+                        "row": label,
+                        **_verdict(base_det[key], r, metric, thr, metric not in LOWER_IS_BETTER_DETECTION),
+                    }
+                )
     direction = _higher_is_better(current)
     base_gen = {r["generator"]: r for r in read_csv(baseline / "metrics" / "generator_metrics.csv")}
     for r in read_csv(current / "metrics" / "generator_metrics.csv"):
         if r["generator"] in base_gen:
             for metric, thr in thresholds["generation"].items():
                 if metric in r:
-                    rows.append({"table": "generation", "row": r["generator"],
-                                 **_verdict(base_gen[r["generator"]], r, metric, thr, direction.get(metric, False))})
+                    rows.append(
+                        {
+                            "table": "generation",
+                            "row": r["generator"],
+                            **_verdict(base_gen[r["generator"]], r, metric, thr, direction.get(metric, False)),
+                        }
+                    )
     rows = [r for r in rows if r["verdict"] != "n/a"]
     changed = [d for d in protocol_differences(baseline, current) if d not in differences]
-    return {"baseline": str(baseline), "current": str(current), "rows": rows, "changed_services": changed,
-            "regressions": [r for r in rows if r["verdict"] == "REGRESSION"]}
+    return {
+        "baseline": str(baseline),
+        "current": str(current),
+        "rows": rows,
+        "changed_services": changed,
+        "regressions": [r for r in rows if r["verdict"] == "REGRESSION"],
+    }
 
 
 def _service_names(a: Path, b: Path) -> set[str]:
@@ -128,20 +154,28 @@ def _fmt(x: float) -> str:
 
 def markdown(result: dict) -> str:
     reg = result["regressions"]
-    lines = [f"## VoxArena regression check: {'FAIL' if reg else 'PASS'}", "",
-             f"baseline `{result['baseline']}`, current `{result['current']}`; "
-             f"{len(reg)} regression(s) in {len(result['rows'])} compared metrics.", ""]
+    lines = [
+        f"## VoxArena regression check: {'FAIL' if reg else 'PASS'}",
+        "",
+        f"baseline `{result['baseline']}`, current `{result['current']}`; "
+        f"{len(reg)} regression(s) in {len(result['rows'])} compared metrics.",
+        "",
+    ]
     if result["changed_services"]:
         lines += ["Changed services:", *[f"- {d}" for d in result["changed_services"]], ""]
     shown = [r for r in result["rows"] if r["verdict"] != "ok"]
     if shown:
-        lines += ["| table | row | metric | baseline [CI] | current [CI] | change | threshold | verdict |",
-                  "|---|---|---|---|---|---|---|---|"]
+        lines += [
+            "| table | row | metric | baseline [CI] | current [CI] | change | threshold | verdict |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
         for r in shown:
-            lines.append(f"| {r['table']} | {r['row']} | {r['metric']} | {_fmt(r['baseline'])} "
-                         f"[{_fmt(r['baseline_ci'][0])}, {_fmt(r['baseline_ci'][1])}] | {_fmt(r['current'])} "
-                         f"[{_fmt(r['current_ci'][0])}, {_fmt(r['current_ci'][1])}] | {_fmt(r['change'])} | "
-                         f"{_fmt(r['threshold'])} | {r['verdict']} |")
+            lines.append(
+                f"| {r['table']} | {r['row']} | {r['metric']} | {_fmt(r['baseline'])} "
+                f"[{_fmt(r['baseline_ci'][0])}, {_fmt(r['baseline_ci'][1])}] | {_fmt(r['current'])} "
+                f"[{_fmt(r['current_ci'][0])}, {_fmt(r['current_ci'][1])}] | {_fmt(r['change'])} | "
+                f"{_fmt(r['threshold'])} | {r['verdict']} |"
+            )
     else:
         lines.append("Every compared metric is within its threshold.")
     return "\n".join(lines) + "\n"

@@ -5,6 +5,7 @@ file and renamed), so a run killed at any moment leaves a consistent store; a to
 off on the next open. A rerun skips ids already recorded (resume): a failure is a row with its
 reason, never a missing row.
 """
+
 from __future__ import annotations
 
 import csv
@@ -13,7 +14,6 @@ import json
 import os
 import threading
 from pathlib import Path
-
 
 CLEAN = "clean"
 

@@ -9,6 +9,7 @@ A response is validated before anything is stored, and every failure becomes a r
 (``failures.failed_row``); the run goes on. Audio is appended to the store before the row that
 points to it, so a run killed at any moment resumes to the same results.
 """
+
 from __future__ import annotations
 
 import functools
@@ -85,14 +86,28 @@ class Clip:
     def of_item(cls, item: ManifestItem) -> Clip:
         """A corpus clip: bona fide, or a spoof where its key says so (ASVspoof: per attack id)."""
         spoof = is_corpus_spoof(item)
-        return cls(id=item.id, kind="spoof" if spoof else "bonafide",
-                   generator=corpus_attack(item) if spoof else "bonafide", task="", item=item,
-                   path=Path(item.audio_path), sha256=item.audio_sha256)
+        return cls(
+            id=item.id,
+            kind="spoof" if spoof else "bonafide",
+            generator=corpus_attack(item) if spoof else "bonafide",
+            task="",
+            item=item,
+            path=Path(item.audio_path),
+            sha256=item.audio_sha256,
+        )
 
     @classmethod
     def of_generation(cls, row: dict, item: ManifestItem, run_dir: Path) -> Clip:
-        return cls(id=row["id"], kind="spoof", generator=row["generator"], task=row["task"], item=item,
-                   path=run_dir / row["audio"], sha256=row["audio_sha256"], gen_row=row)
+        return cls(
+            id=row["id"],
+            kind="spoof",
+            generator=row["generator"],
+            task=row["task"],
+            item=item,
+            path=run_dir / row["audio"],
+            sha256=row["audio_sha256"],
+            gen_row=row,
+        )
 
 
 def _item_audio(item: ManifestItem) -> AudioClip:
@@ -105,23 +120,34 @@ class Generate:
 
     @staticmethod
     def _base(job: GenerationJob, iteration: int, previous: dict | None) -> dict:
-        row = {"id": job.id(iteration), "generator": job.generator, "task": job.task, "item": job.item.id,
-               "seed": job.item.seed, "iteration": iteration,
-               # Whose voice SIM compares with: the target speaker where the task takes one (every I2D iteration).
-               "speaker_reference": job.reference.id if task_inputs(job.task).reference else job.item.id}
+        row = {
+            "id": job.id(iteration),
+            "generator": job.generator,
+            "task": job.task,
+            "item": job.item.id,
+            "seed": job.item.seed,
+            "iteration": iteration,
+            # Whose voice SIM compares with: the target speaker where the task takes one (every I2D iteration).
+            "speaker_reference": job.reference.id if task_inputs(job.task).reference else job.item.id,
+        }
         if previous is not None:
             row["reference_clip"] = previous["id"]
         return row
 
-    def _request(self, job: GenerationJob, svc: Service, row: dict[str, Any],
-                 previous: dict[str, Any] | None) -> generator_pb2.SynthesizeRequest:
+    def _request(
+        self, job: GenerationJob, svc: Service, row: dict[str, Any], previous: dict[str, Any] | None
+    ) -> generator_pb2.SynthesizeRequest:
         """The request for ``job``, from the inputs its task takes; fills the row's ``text``. I2D iteration
         k > 1 takes iteration k-1's clip (``previous``) as its reference audio and, for CLONE, the
         target text as its reference text."""
         item, needs = job.item, task_inputs(job.task)
-        req = generator_pb2.SynthesizeRequest(request_id=row["id"], seed=item.seed,
-                                              task=generator_pb2.Task.Value(job.task), voice=svc.cfg.voice,
-                                              parameters=svc.cfg.parameters)
+        req = generator_pb2.SynthesizeRequest(
+            request_id=row["id"],
+            seed=item.seed,
+            task=generator_pb2.Task.Value(job.task),
+            voice=svc.cfg.voice,
+            parameters=svc.cfg.parameters,
+        )
         if needs.text:
             if not item.text:
                 raise MissingInput(f"{row['id']}: item has no text (no transcript and no prompts configured)")
@@ -150,12 +176,19 @@ class Generate:
             row["attempts"] = attempts
             p = self.protocol
             timing_scope = svc.role_info(generator_pb2.GeneratorInfo).model.timing_scope
-            clip = validate_generation(row["id"], req, resp, svc.declared_rate(), timing_scope,
-                                       p.min_duration, p.max_duration)
+            clip = validate_generation(
+                row["id"], req, resp, svc.declared_rate(), timing_scope, p.min_duration, p.max_duration
+            )
             rel, sha = self.store.put_audio(clip_to_wav_bytes(clip))
-            row.update(status="ok", audio=rel, audio_sha256=sha, sample_rate=clip.sample_rate,
-                       duration=round(clip.duration, 6), voice=resp.voice,
-                       timing=json_format.MessageToDict(resp.timing, preserving_proto_field_name=True))
+            row.update(
+                status="ok",
+                audio=rel,
+                audio_sha256=sha,
+                sample_rate=clip.sample_rate,
+                duration=round(clip.duration, 6),
+                voice=resp.voice,
+                timing=json_format.MessageToDict(resp.timing, preserving_proto_field_name=True),
+            )
         except CallFailed as e:
             row = call_failed_row(row, e, attempts=e.attempts)
         except ResponseInvalid as e:
@@ -168,8 +201,9 @@ class Generate:
     def upstream_failed(self, job: GenerationJob, iteration: int, previous: dict) -> dict:
         """Iteration ``iteration`` of an I2D chain whose previous one failed: nothing to iterate on."""
         base = {**self._base(job, iteration, previous), "speaker_reference": previous.get("speaker_reference", "")}
-        row = failed_row(base, Failure.UPSTREAM_FAILED,
-                         f"{base['id']}: I2D iteration {iteration - 1} ({previous['id']}) failed")
+        row = failed_row(
+            base, Failure.UPSTREAM_FAILED, f"{base['id']}: I2D iteration {iteration - 1} ({previous['id']}) failed"
+        )
         self.store.generations.append(row)
         return row
 
@@ -177,8 +211,9 @@ class Generate:
 class Degrade:
     """A clip as a channel condition delivers it: computed once, stored, recorded, reused."""
 
-    def __init__(self, store: RunStore, conditions: dict[str, list[ChannelStep]], run_seed: int,
-                 retry_failed: bool) -> None:
+    def __init__(
+        self, store: RunStore, conditions: dict[str, list[ChannelStep]], run_seed: int, retry_failed: bool
+    ) -> None:
         self.store, self.conditions, self.run_seed, self.retry_failed = store, conditions, run_seed, retry_failed
         self._locks: dict[str, threading.Lock] = {}
         self._locks_guard = threading.Lock()
@@ -202,16 +237,28 @@ class Degrade:
     def _compute(self, clip: Clip, condition: str, key: str) -> AudioClip:
         base = {"id": key, "condition": condition, "clip": clip.id, "source_sha256": clip.sha256}
         try:
-            out, done = apply_condition(read_clip(clip.path, clip.sha256, clip.id), self.conditions[condition],
-                                        condition_seed(self.run_seed, condition, clip.id))
+            out, done = apply_condition(
+                read_clip(clip.path, clip.sha256, clip.id),
+                self.conditions[condition],
+                condition_seed(self.run_seed, condition, clip.id),
+            )
         except (ValueError, RuntimeError) as e:  # ChannelError is a ValueError
             # RuntimeError: libsndfile refusing an encoding (soundfile raises LibsndfileError).
             reason = f"{clip.id}: condition {condition!r}: {e}"
             self.store.degradations.append(failed_row(base, Failure.INPUT, reason))
             raise ChannelError(reason) from None
         rel, sha = self.store.put_audio(clip_to_wav_bytes(out))
-        self.store.degradations.append({**base, "status": "ok", "audio": rel, "audio_sha256": sha,
-                                        "sample_rate": out.sample_rate, "duration": round(out.duration, 6), **done})
+        self.store.degradations.append(
+            {
+                **base,
+                "status": "ok",
+                "audio": rel,
+                "audio_sha256": sha,
+                "sample_rate": out.sample_rate,
+                "duration": round(out.duration, 6),
+                **done,
+            }
+        )
         return out
 
 
@@ -224,9 +271,17 @@ class Detect:
         rows, items, sent = [], [], []
         for c in clips:
             base: dict[str, Any] = {
-                "id": detection_id(detector, condition, c.id), "detector": detector, "condition": condition,
-                "clip": c.id, "kind": c.kind, "generator": c.generator, "task": c.task,
-                "iteration": c.iteration, "item": c.item.id, "speaker": c.item.speaker}
+                "id": detection_id(detector, condition, c.id),
+                "detector": detector,
+                "condition": condition,
+                "clip": c.id,
+                "kind": c.kind,
+                "generator": c.generator,
+                "task": c.task,
+                "iteration": c.iteration,
+                "item": c.item.id,
+                "speaker": c.item.speaker,
+            }
             try:
                 audio = encode_audio(self.degrade(c, condition))
             except (AudioFormatError, OSError, ChannelError) as e:
@@ -260,22 +315,34 @@ class Detect:
             except ResponseInvalid as e:
                 rows.append(failed_row(base, Failure.INVALID_RESPONSE, str(e)))
                 continue
-            rows.append({**base, "status": "ok", "score": score, "is_llr": out.result.is_llr,
-                         "wall_seconds": out.result.timing.wall_seconds})
+            rows.append(
+                {
+                    **base,
+                    "status": "ok",
+                    "score": score,
+                    "is_llr": out.result.is_llr,
+                    "wall_seconds": out.result.timing.wall_seconds,
+                }
+            )
         return rows
 
 
 class Measure:
-    def __init__(self, store: RunStore, fleet: ServiceFleet, metrics: list[str],
-                 items: dict[str, ManifestItem]) -> None:
+    def __init__(
+        self, store: RunStore, fleet: ServiceFleet, metrics: list[str], items: dict[str, ManifestItem]
+    ) -> None:
         self.store, self.fleet, self.metrics, self.items = store, fleet, list(metrics), items
 
     def _request(self, c: Clip) -> scorer_pb2.ClipRequest:
         g = c.generation()
         ref = self.items[g["speaker_reference"]]
-        req = scorer_pb2.ClipRequest(request_id=c.id, metrics=self.metrics, text=g.get("text", ""),
-                                     audio=encode_audio(read_clip(c.path, c.sha256, c.id)),
-                                     speaker_reference=encode_audio(_item_audio(ref)))
+        req = scorer_pb2.ClipRequest(
+            request_id=c.id,
+            metrics=self.metrics,
+            text=g.get("text", ""),
+            audio=encode_audio(read_clip(c.path, c.sha256, c.id)),
+            speaker_reference=encode_audio(_item_audio(ref)),
+        )
         # An aligned reference: the source of a reconstruction/conversion, or the original
         # recording of the very words a TTS clip says (transcripts, not prompts).
         from_source = task_inputs(c.task).source
@@ -288,8 +355,14 @@ class Measure:
     def __call__(self, clips: list[Clip]) -> list[dict]:
         rows, reqs, sent = [], [], []
         for c in clips:
-            base = {"id": c.id, "generator": c.generator, "task": c.task, "iteration": c.iteration, "item": c.item.id,
-                    "speaker": c.item.speaker}
+            base = {
+                "id": c.id,
+                "generator": c.generator,
+                "task": c.task,
+                "iteration": c.iteration,
+                "item": c.item.id,
+                "speaker": c.item.speaker,
+            }
             try:
                 reqs.append(self._request(c))
             except (AudioFormatError, OSError) as e:
@@ -300,8 +373,15 @@ class Measure:
             try:
                 resp, _ = self.fleet.scorer.call("MeasureClips", scorer_pb2.MeasureClipsRequest(items=reqs))
                 for base, m in zip(sent, resp.items):
-                    rows.append({**base, "status": "ok", "values": dict(m.values), "notes": dict(m.notes),
-                                 "errors": dict(m.errors)})
+                    rows.append(
+                        {
+                            **base,
+                            "status": "ok",
+                            "values": dict(m.values),
+                            "notes": dict(m.notes),
+                            "errors": dict(m.errors),
+                        }
+                    )
             except CallFailed as e:
                 rows.extend(call_failed_row(b, e) for b in sent)
         for r in rows:

@@ -5,6 +5,7 @@ resolved config and the tasks each generator declared in ``run.json``): the same
 ran, so a run that stopped half-way shows what is still pending. A failure is a row with its reason
 and its kind (``failures``); identical reasons are counted together.
 """
+
 from __future__ import annotations
 
 import json
@@ -38,9 +39,16 @@ class Coverage:
         return self.expected - self.done - self.failed
 
     def as_dict(self) -> dict:
-        return {"stage": self.stage, "service": self.service, "expected": self.expected, "done": self.done,
-                "failed": self.failed, "pending": self.pending, "failure_reasons": dict(self.reasons.most_common()),
-                "failure_kinds": dict(self.kinds.most_common())}
+        return {
+            "stage": self.stage,
+            "service": self.service,
+            "expected": self.expected,
+            "done": self.done,
+            "failed": self.failed,
+            "pending": self.pending,
+            "failure_reasons": dict(self.reasons.most_common()),
+            "failure_kinds": dict(self.kinds.most_common()),
+        }
 
 
 def _reason(row: dict) -> str:
@@ -77,7 +85,7 @@ def run_status(run_dir: Path) -> dict:
         ids = plan.generation_ids(g)
         coverage.append(_count(Coverage("generation", g, len(ids)), ids, gens))
     generated = {i: r for i, r in sorted(gens.items()) if r["status"] == "ok"}
-    for d in plan.reported_detectors:      # fused detectors too: their rows are made after detection
+    for d in plan.reported_detectors:  # fused detectors too: their rows are made after detection
         for condition in plan.conditions:
             ids = plan.detection_ids(d, condition, generated)
             coverage.append(_count(Coverage("detection", detector_label(d, condition), len(ids)), ids, dets))
@@ -85,9 +93,16 @@ def run_status(run_dir: Path) -> dict:
         ids = plan.measurement_ids(generated)
         coverage.append(_count(Coverage("measurement", "scorer", len(ids)), ids, meas))
     rows = [c.as_dict() for c in coverage]
-    metrics_written = (run_dir / "metrics" / "detection_metrics.csv").exists() or \
-        (run_dir / "metrics" / "generator_metrics.csv").exists()
-    return {"run_dir": str(run_dir), "name": record.get("name"), "manifest_sha256": record["manifest"]["sha256"],
-            "finished": "ended_at" in record, "metrics_written": metrics_written, "coverage": rows,
-            "complete": all(r["pending"] == 0 for r in rows) and metrics_written,
-            "failed": sum(r["failed"] for r in rows)}
+    metrics_written = (run_dir / "metrics" / "detection_metrics.csv").exists() or (
+        run_dir / "metrics" / "generator_metrics.csv"
+    ).exists()
+    return {
+        "run_dir": str(run_dir),
+        "name": record.get("name"),
+        "manifest_sha256": record["manifest"]["sha256"],
+        "finished": "ended_at" in record,
+        "metrics_written": metrics_written,
+        "coverage": rows,
+        "complete": all(r["pending"] == 0 for r in rows) and metrics_written,
+        "failed": sum(r["failed"] for r in rows),
+    }

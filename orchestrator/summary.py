@@ -1,5 +1,6 @@
 """The end-of-run summary: the detector x generator EER matrix (clean channel), pooled EER per channel
 condition, the generator table, I2D aggregates and composite ranks."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -66,6 +67,7 @@ def _print_detection(det: list[dict], generators: list[str], detectors: list[str
     for d in detectors:
         t.add_column(d, justify="right")
     by = {(r["detector"], r["generator"]): r for r in det}
+
     def cell(d: str, g: str) -> str:
         if (d, g) not in by:
             return "-"
@@ -82,13 +84,20 @@ def _print_detection(det: list[dict], generators: list[str], detectors: list[str
         t2.add_column(c, justify="right")
     for r in det:
         if r["generator"] == "pooled":
-            t2.add_row(r["detector"], r["n_bonafide"], r["n_spoof"], _pct(r["eer"]), _num(r["min_dcf"]),
-                       _num(r["act_dcf"]), _num(r["cllr"]), r["scores_are_llr"])
+            t2.add_row(
+                r["detector"],
+                r["n_bonafide"],
+                r["n_spoof"],
+                _pct(r["eer"]),
+                _num(r["min_dcf"]),
+                _num(r["act_dcf"]),
+                _num(r["cllr"]),
+                r["scores_are_llr"],
+            )
     console.print(t2)
 
 
-HEADLINE_GENERATOR_COLUMNS = ("wer", "cer", "sim", "dnsmos", "pesq", "mcd", "rtf",
-                              "params_m")
+HEADLINE_GENERATOR_COLUMNS = ("wer", "cer", "sim", "dnsmos", "pesq", "mcd", "rtf", "params_m")
 
 
 def _print_generators(gen: list[dict], console: Console) -> None:
@@ -99,8 +108,9 @@ def _print_generators(gen: list[dict], console: Console) -> None:
     for c in ["generator", "ok", "failed"] + metric_cols:
         t3.add_column(c, justify="right")
     for r in gen:
-        t3.add_row(r["generator"], r["n_ok"], r["n_failed"],
-                   *[_num(r[c], 1 if c == "params_m" else 3) for c in metric_cols])
+        t3.add_row(
+            r["generator"], r["n_ok"], r["n_failed"], *[_num(r[c], 1 if c == "params_m" else 3) for c in metric_cols]
+        )
     console.print(t3)
 
 

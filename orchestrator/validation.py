@@ -1,4 +1,5 @@
 """Validation of every service response; each error names the item and the reason."""
+
 from __future__ import annotations
 
 import math
@@ -11,9 +12,15 @@ class ResponseInvalid(ValueError):
     pass
 
 
-def validate_generation(item_id: str, request: generator_pb2.SynthesizeRequest,
-                        response: generator_pb2.SynthesizeResponse, declared_rate: int, declared_scope: str,
-                        min_duration: float, max_duration: float) -> AudioClip:
+def validate_generation(
+    item_id: str,
+    request: generator_pb2.SynthesizeRequest,
+    response: generator_pb2.SynthesizeResponse,
+    declared_rate: int,
+    declared_scope: str,
+    min_duration: float,
+    max_duration: float,
+) -> AudioClip:
     if response.request_id != request.request_id:
         raise ResponseInvalid(f"{item_id}: request_id echo {response.request_id!r} != sent {request.request_id!r}")
     if response.seed != request.seed:
@@ -29,7 +36,9 @@ def validate_generation(item_id: str, request: generator_pb2.SynthesizeRequest,
     if not min_duration <= clip.duration <= max_duration:
         raise ResponseInvalid(f"{item_id}: duration {clip.duration:.3f} s outside [{min_duration}, {max_duration}] s")
     if clip.samples.dtype.kind == "f" and float(abs(clip.samples).max()) > 1.0 + 1e-6:
-        raise ResponseInvalid(f"{item_id}: float samples exceed full scale (max |x| = {float(abs(clip.samples).max()):.3f})")
+        raise ResponseInvalid(
+            f"{item_id}: float samples exceed full scale (max |x| = {float(abs(clip.samples).max()):.3f})"
+        )
     t = response.timing
     if not response.HasField("timing") or not math.isfinite(t.wall_seconds) or t.wall_seconds < 0:
         raise ResponseInvalid(f"{item_id}: missing or invalid timing")

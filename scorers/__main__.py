@@ -1,4 +1,5 @@
 """``python -m scorers --port N``"""
+
 from .service import main
 
 if __name__ == "__main__":

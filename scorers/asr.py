@@ -6,6 +6,7 @@ substitutions, deletions, insertions) so corpus-level WER = sum(S+D+I) / sum(S+D
 Decoding: audio resampled to 16 kHz with soxr HQ, language "en", beam 5, temperature 0, no VAD,
 no conditioning on previous text; int8 on CPU.
 """
+
 from __future__ import annotations
 
 import threading
@@ -20,8 +21,14 @@ from .registry import ClipInputs, Measurement, Metric, MetricInputError, ratio_o
 
 _ASR_LOCK = threading.Lock()
 _asr: tuple[Any, Callable[[str], str]] | None = None  # (faster_whisper.WhisperModel, the text normaliser)
-DECODING = {"language": "en", "beam_size": 5, "temperature": 0.0, "condition_on_previous_text": False,
-            "vad_filter": False, "compute_type": "int8"}
+DECODING = {
+    "language": "en",
+    "beam_size": 5,
+    "temperature": 0.0,
+    "condition_on_previous_text": False,
+    "vad_filter": False,
+    "compute_type": "int8",
+}
 
 
 def _model_dir() -> Path:
@@ -40,8 +47,9 @@ def transcriber() -> tuple[Any, Callable[[str], str]]:
 
             # Two single-threaded workers decode two clips side by side: better use of two cores
             # than two threads on one decode.
-            model = WhisperModel(str(_model_dir()), device="cpu", compute_type=DECODING["compute_type"], cpu_threads=1,
-                                 num_workers=2)
+            model = WhisperModel(
+                str(_model_dir()), device="cpu", compute_type=DECODING["compute_type"], cpu_threads=1, num_workers=2
+            )
             _asr = (model, EnglishTextNormalizer())
         return _asr
 
@@ -50,9 +58,14 @@ def transcribe(clip: ClipInputs) -> str:
     def run() -> str:
         model, _ = transcriber()
         audio = resample(clip.audio.samples, clip.audio.sample_rate, 16000)
-        segments, _ = model.transcribe(audio, language=DECODING["language"], beam_size=DECODING["beam_size"],
-                                       temperature=DECODING["temperature"], vad_filter=DECODING["vad_filter"],
-                                       condition_on_previous_text=DECODING["condition_on_previous_text"])
+        segments, _ = model.transcribe(
+            audio,
+            language=DECODING["language"],
+            beam_size=DECODING["beam_size"],
+            temperature=DECODING["temperature"],
+            vad_filter=DECODING["vad_filter"],
+            condition_on_previous_text=DECODING["condition_on_previous_text"],
+        )
         return " ".join(s.text.strip() for s in segments)
 
     return clip.cached("asr.hypothesis", run)
@@ -92,10 +105,14 @@ class _AsrErrorRate(Metric):
     def measure(self, clip: ClipInputs) -> Measurement:
         out, ref, hyp = self._counts(clip)
         n = self.name
-        values = {f"{n}.errors": out.substitutions + out.deletions + out.insertions,
-                  f"{n}.ref": out.substitutions + out.deletions + out.hits,
-                  f"{n}.substitutions": out.substitutions, f"{n}.deletions": out.deletions,
-                  f"{n}.insertions": out.insertions, f"{n}.hits": out.hits}
+        values = {
+            f"{n}.errors": out.substitutions + out.deletions + out.insertions,
+            f"{n}.ref": out.substitutions + out.deletions + out.hits,
+            f"{n}.substitutions": out.substitutions,
+            f"{n}.deletions": out.deletions,
+            f"{n}.insertions": out.insertions,
+            f"{n}.hits": out.hits,
+        }
         return {k: float(v) for k, v in values.items()}, {"asr.reference": ref, "asr.hypothesis": hyp}
 
     def aggregate(self, rows: list[dict[str, float]]) -> float:

@@ -1,6 +1,7 @@
 """A second ASR for a cross-check of WER: CMU PocketSphinx 5 with its bundled US English acoustic
 model, language model and dictionary (16 kHz mono int16; audio resampled with soxr HQ). Counts and
 normalisation as ``wer`` (Whisper English normaliser, jiwer), so the two WERs are comparable."""
+
 from __future__ import annotations
 
 import threading
@@ -47,8 +48,10 @@ class PocketsphinxWER(Metric):
         _, normalise = transcriber()
         ref = normalise(clip.text).strip()
         out = jiwer.process_words(ref, normalise(hyp).strip() or "")
-        values = {"wer_pocketsphinx.errors": out.substitutions + out.deletions + out.insertions,
-                  "wer_pocketsphinx.ref": out.substitutions + out.deletions + out.hits}
+        values = {
+            "wer_pocketsphinx.errors": out.substitutions + out.deletions + out.insertions,
+            "wer_pocketsphinx.ref": out.substitutions + out.deletions + out.hits,
+        }
         return {k: float(v) for k, v in values.items()}, {"pocketsphinx.hypothesis": hyp}
 
     def aggregate(self, rows: list[dict[str, float]]) -> float:

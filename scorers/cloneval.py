@@ -6,6 +6,7 @@ centroid, flatness and roll-off, RMS, tempogram and chromagram; for each feature
 cosine similarity between every row of one clip's feature matrix and every row of the other's
 (a 1-D feature is one row), averaged. One column per feature, each averaged over clips.
 """
+
 from __future__ import annotations
 
 import numpy as np

@@ -11,6 +11,7 @@ The scorer image must stay small, and torch from PyPI is a multi-GB CUDA build. 
 - ``embed_utterance`` follows ``VoiceEncoder.embed_utterance``: 1.6 s partials at 1.3 per second,
   the last kept when it covers 75%, the mean of partial embeddings L2-normalised.
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -115,15 +116,26 @@ def export(out: Path = MODEL) -> dict:
     torch.manual_seed(0)
     enc = VoiceEncoder(device="cpu", verbose=False).eval()
     example = torch.zeros(2, 160, 40)
-    torch.onnx.export(enc, (example,), str(out), input_names=["mels"], output_names=["embeddings"],
-                      dynamic_axes={"mels": {0: "partials"}, "embeddings": {0: "partials"}}, opset_version=17,
-                      dynamo=False)
+    torch.onnx.export(
+        enc,
+        (example,),
+        str(out),
+        input_names=["mels"],
+        output_names=["embeddings"],
+        dynamic_axes={"mels": {0: "partials"}, "embeddings": {0: "partials"}},
+        opset_version=17,
+        dynamo=False,
+    )
     from importlib.metadata import version
 
-    meta = {"sha256": hashlib.sha256(out.read_bytes()).hexdigest(), "source": "resemblyzer pretrained.pt",
-            "source_sha256": hashlib.sha256((resemblyzer_dir() / "pretrained.pt").read_bytes()).hexdigest(),
-            "resemblyzer_version": version("resemblyzer"), "torch_version": torch.__version__,
-            "command": "python -m scorers.ge2e --export"}
+    meta = {
+        "sha256": hashlib.sha256(out.read_bytes()).hexdigest(),
+        "source": "resemblyzer pretrained.pt",
+        "source_sha256": hashlib.sha256((resemblyzer_dir() / "pretrained.pt").read_bytes()).hexdigest(),
+        "resemblyzer_version": version("resemblyzer"),
+        "torch_version": torch.__version__,
+        "command": "python -m scorers.ge2e --export",
+    }
     MODEL_META.write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")
     return meta
 

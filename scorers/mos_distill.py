@@ -20,6 +20,7 @@ Windows go through the network one at a time (``BATCH``) and their spectra are m
 memory stays bounded on long clips (peak RSS 230 MB on 15 s, 239 MB on 60 s); the cost grows with
 duration: one window, about 0.4 CPU s, per started second beyond 7.68 s.
 """
+
 from __future__ import annotations
 
 import math
@@ -30,12 +31,12 @@ import numpy as np
 
 from .registry import ClipInputs, Measurement, Metric, MetricInputError, mean_of
 
-MODEL_NAME = "distillmos"      # directory under the models dir (convert.CONVERTERS)
+MODEL_NAME = "distillmos"  # directory under the models dir (convert.CONVERTERS)
 ONNX_FILE = "model.onnx"
 SAMPLE_RATE = 16000
-SEQ_LEN = 122880               # distillmos.sqa.SEQ_LEN
-MAX_HOP_LEN = 16000            # distillmos.sqa.MAX_HOP_LEN
-HOP, WIN = 160, 320            # _ComplexSpecCNN: 10 ms hop, 20 ms window (= n_fft)
+SEQ_LEN = 122880  # distillmos.sqa.SEQ_LEN
+MAX_HOP_LEN = 16000  # distillmos.sqa.MAX_HOP_LEN
+HOP, WIN = 160, 320  # _ComplexSpecCNN: 10 ms hop, 20 ms window (= n_fft)
 COMPRESSION = 0.3
 # Windows per ONNX call. Batching is no faster on one thread (0.39-0.42 CPU s per window at 1, 2 and 4)
 # but the peak RSS on a 15 s clip rose from 230 MB to 343 and 624 MB: one at a time.
@@ -51,8 +52,10 @@ def _sinc_kernel(orig: int, new: int, width_zeros: int = 6, rolloff: float = 0.9
     base = min(orig, new) * rolloff
     width = math.ceil(width_zeros * orig / base)
     if new * (2 * width + orig) > MAX_KERNEL_ENTRIES:
-        raise MetricInputError(f"resampling {orig}:{new} (rates over their gcd) needs a {new} x {2 * width + orig} "
-                               f"kernel; rates with so small a common divisor are refused")
+        raise MetricInputError(
+            f"resampling {orig}:{new} (rates over their gcd) needs a {new} x {2 * width + orig} "
+            f"kernel; rates with so small a common divisor are refused"
+        )
     idx = np.arange(-width, width + orig, dtype=np.float64)[None, :] / orig
     # torchaudio divides an integer arange by new_freq in the default float32 dtype, then adds float64
     t = (np.arange(0, -new, -1).astype(np.float32) / np.float32(new)).astype(np.float64)[:, None] + idx
@@ -75,7 +78,7 @@ def sinc_resample(x: np.ndarray, orig_rate: int, new_rate: int = SAMPLE_RATE, bl
     padded = np.pad(x.astype(np.float32, copy=False), (width, width + orig))
     # conv1d(stride=orig): output frame j holds new samples, each a dot product with padded[j*orig : j*orig+taps]
     frames = np.lib.stride_tricks.sliding_window_view(padded, taps)[::orig]
-    out = np.concatenate([frames[i:i + block] @ kernel.T for i in range(0, len(frames), block)]).reshape(-1)
+    out = np.concatenate([frames[i : i + block] @ kernel.T for i in range(0, len(frames), block)]).reshape(-1)
     return out[: int(math.ceil(new * len(x) / orig))]
 
 
@@ -86,7 +89,7 @@ def window_starts(n: int) -> list[int]:
     return [int(c * excess) for c in np.linspace(0, 1, hops)]
 
 
-_HANN = (0.5 - 0.5 * np.cos(2 * np.pi * np.arange(WIN) / WIN)).astype(np.float64)   # torch.hann_window (periodic)
+_HANN = (0.5 - 0.5 * np.cos(2 * np.pi * np.arange(WIN) / WIN)).astype(np.float64)  # torch.hann_window (periodic)
 
 
 def compressed_spectrum(window: np.ndarray) -> np.ndarray:
@@ -95,9 +98,9 @@ def compressed_spectrum(window: np.ndarray) -> np.ndarray:
     pad = (WIN - HOP) // 2
     x = np.pad(x.astype(np.float64), pad, mode="reflect")
     frames = np.lib.stride_tricks.sliding_window_view(x, WIN)[::HOP]
-    spec = np.fft.rfft(frames * _HANN, n=WIN).T             # (161, 768), torch.stft's layout
+    spec = np.fft.rfft(frames * _HANN, n=WIN).T  # (161, 768), torch.stft's layout
     mag = np.maximum(np.abs(spec), 1e-12)
-    spec = spec * (mag ** COMPRESSION / mag)
+    spec = spec * (mag**COMPRESSION / mag)
     return np.stack([spec.real, spec.imag]).astype(np.float32)
 
 
@@ -120,7 +123,7 @@ class DistillMosOnnx:
         starts = window_starts(len(x16))
         scores = []
         for i in range(0, len(starts), BATCH):
-            spec = np.stack([compressed_spectrum(x16[s:s + SEQ_LEN]) for s in starts[i:i + BATCH]])
+            spec = np.stack([compressed_spectrum(x16[s : s + SEQ_LEN]) for s in starts[i : i + BATCH]])
             scores.append(self.session.run(None, {"spec": spec})[0].reshape(-1))
         return np.concatenate(scores)
 
@@ -132,8 +135,10 @@ class DistillMosOnnx:
 class MosDistill(Metric):
     name = "mos_distill"
     aggregation = "mean"
-    description = ("DistillMOS predicted MOS (1..5), no reference: distillmos 0.9.1's network as ONNX, "
-                   "16 kHz, 7.68 s windows with hop <= 1 s averaged, as the package does.")
+    description = (
+        "DistillMOS predicted MOS (1..5), no reference: distillmos 0.9.1's network as ONNX, "
+        "16 kHz, 7.68 s windows with hop <= 1 s averaged, as the package does."
+    )
 
     def __init__(self) -> None:
         super().__init__()
@@ -157,8 +162,10 @@ class MosDistill(Metric):
     def fingerprint(self) -> dict[str, str]:
         from voxarena.converted import ConvertedModelError, load_converted
 
-        fp = {"mos_distill.resampler": RESAMPLER,
-              "mos_distill.windows": f"{SEQ_LEN} samples at 16 kHz, hop <= {MAX_HOP_LEN}, zero-padded, mean"}
+        fp = {
+            "mos_distill.resampler": RESAMPLER,
+            "mos_distill.windows": f"{SEQ_LEN} samples at 16 kHz, hop <= {MAX_HOP_LEN}, zero-padded, mean",
+        }
         try:
             model = load_converted(MODEL_NAME)
         except ConvertedModelError as e:
@@ -166,5 +173,9 @@ class MosDistill(Metric):
             # still starts (its measurements fail naming this), and the fingerprint says it was absent.
             return {**fp, "mos_distill": f"unavailable: {e}"}
         src = model.provenance["source"]
-        return {**fp, "mos_distill": f"{src['package']} {src['version']} as ONNX, onnxruntime {version('onnxruntime')}",
-                "mos_distill.source_sha256": src["sha256"], "mos_distill.onnx_sha256": model.provenance["files"][ONNX_FILE]}
+        return {
+            **fp,
+            "mos_distill": f"{src['package']} {src['version']} as ONNX, onnxruntime {version('onnxruntime')}",
+            "mos_distill.source_sha256": src["sha256"],
+            "mos_distill.onnx_sha256": model.provenance["files"][ONNX_FILE],
+        }

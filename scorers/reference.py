@@ -7,6 +7,7 @@ compare time-aligned signals: they are measured only when the reference is the c
 signal is truncated). PSNR truncates the same way without the check (as
 the SoK paper computes it for TTS too). MCD aligns frames by DTW, so any pair can be compared.
 """
+
 from __future__ import annotations
 
 from importlib.metadata import version
@@ -65,8 +66,10 @@ def normalised_magnitudes(clip: ClipInputs) -> tuple[np.ndarray, np.ndarray]:
 class Pesq(Metric):
     name = "pesq"
     aggregation = "mean"
-    description = ("ITU-T P.862 PESQ (pesq package): wide band (P.862.2) at 16 kHz; narrow band (P.862.1 MOS-LQO) "
-                   "at 8 kHz when the generated clip is 8 kHz. Aligned reference required.")
+    description = (
+        "ITU-T P.862 PESQ (pesq package): wide band (P.862.2) at 16 kHz; narrow band (P.862.1 MOS-LQO) "
+        "at 8 kHz when the generated clip is 8 kHz. Aligned reference required."
+    )
     needs = ("source_reference",)
 
     def measure(self, clip: ClipInputs) -> Measurement:
@@ -84,13 +87,18 @@ class Pesq(Metric):
         return mean_of(rows, "pesq.value")
 
     def fingerprint(self) -> dict[str, str]:
-        return {"pesq": f"pesq {version('pesq')} (P.862.2 wb at 16 kHz, P.862.1 nb at 8 kHz)", "reference.resampler": RESAMPLER}
+        return {
+            "pesq": f"pesq {version('pesq')} (P.862.2 wb at 16 kHz, P.862.1 nb at 8 kHz)",
+            "reference.resampler": RESAMPLER,
+        }
 
 
 class Stoi(Metric):
     name = "stoi"
     aggregation = "mean"
-    description = "STOI and extended STOI (pystoi, computed at 16 kHz input, 10 kHz internally). Aligned reference required."
+    description = (
+        "STOI and extended STOI (pystoi, computed at 16 kHz input, 10 kHz internally). Aligned reference required."
+    )
     needs = ("source_reference",)
     columns = ("stoi", "estoi")
 
@@ -98,8 +106,10 @@ class Stoi(Metric):
         from pystoi import stoi
 
         ref, gen = signals(clip, 16000)
-        return {"stoi.value": float(stoi(ref, gen, 16000, extended=False)),
-                "stoi.extended": float(stoi(ref, gen, 16000, extended=True))}, {}
+        return {
+            "stoi.value": float(stoi(ref, gen, 16000, extended=False)),
+            "stoi.extended": float(stoi(ref, gen, 16000, extended=True)),
+        }, {}
 
     def aggregate(self, rows: list[dict[str, float]]) -> dict[str, float]:
         return {"stoi": mean_of(rows, "stoi.value"), "estoi": mean_of(rows, "stoi.extended")}
@@ -111,8 +121,10 @@ class Stoi(Metric):
 class Psnr(Metric):
     name = "psnr"
     aggregation = "mean"
-    description = ("PSNR in dB of STFT magnitudes (1024-point Hann, hop 256, 16 kHz), each normalised to a maximum of 1: "
-                   "10 log10(1 / MSE) over the common frames (SoK appendix F).")
+    description = (
+        "PSNR in dB of STFT magnitudes (1024-point Hann, hop 256, 16 kHz), each normalised to a maximum of 1: "
+        "10 log10(1 / MSE) over the common frames (SoK appendix F)."
+    )
     needs = ("source_reference",)
 
     def measure(self, clip: ClipInputs) -> Measurement:
@@ -127,8 +139,10 @@ class Psnr(Metric):
 class Ssim(Metric):
     name = "ssim"
     aggregation = "mean"
-    description = ("SSIM (scikit-image, 7x7 window, data range 1) between the normalised STFT magnitude spectrograms "
-                   "used by PSNR. Aligned reference required.")
+    description = (
+        "SSIM (scikit-image, 7x7 window, data range 1) between the normalised STFT magnitude spectrograms "
+        "used by PSNR. Aligned reference required."
+    )
     needs = ("source_reference",)
 
     def measure(self, clip: ClipInputs) -> Measurement:
@@ -148,17 +162,36 @@ class Ssim(Metric):
 class LogMelMse(Metric):
     name = "ls_mse"
     aggregation = "mean"
-    description = ("Mean squared difference of natural-log mel spectrograms (80 bins, 40 ms Hann window, 12.5 ms shift, "
-                   "1024-point FFT, 0-12 kHz; both signals resampled to 24 kHz; log of max(mel, 1e-5)). Aligned reference.")
+    description = (
+        "Mean squared difference of natural-log mel spectrograms (80 bins, 40 ms Hann window, 12.5 ms shift, "
+        "1024-point FFT, 0-12 kHz; both signals resampled to 24 kHz; log of max(mel, 1e-5)). Aligned reference."
+    )
     needs = ("source_reference",)
 
     def measure(self, clip: ClipInputs) -> Measurement:
         import librosa
 
         ref, gen = signals(clip, 24000)
-        mels = [np.log(np.maximum(librosa.feature.melspectrogram(
-            y=x, sr=24000, n_fft=1024, win_length=960, hop_length=300, window="hann", n_mels=80, fmin=0, fmax=12000,
-            power=1.0), 1e-5)) for x in (ref, gen)]
+        mels = [
+            np.log(
+                np.maximum(
+                    librosa.feature.melspectrogram(
+                        y=x,
+                        sr=24000,
+                        n_fft=1024,
+                        win_length=960,
+                        hop_length=300,
+                        window="hann",
+                        n_mels=80,
+                        fmin=0,
+                        fmax=12000,
+                        power=1.0,
+                    ),
+                    1e-5,
+                )
+            )
+            for x in (ref, gen)
+        ]
         return {"ls_mse.value": float(np.mean((mels[0] - mels[1]) ** 2))}, {}
 
     def aggregate(self, rows: list[dict[str, float]]) -> float:
@@ -182,16 +215,19 @@ def mel_cepstra(x: np.ndarray, fs: int = 16000) -> np.ndarray:
 class MelCepstralDistortion(Metric):
     name = "mcd"
     aggregation = "mean"
-    description = ("Mel-cepstral distortion in dB with DTW: WORLD CheapTrick envelopes (DIO+StoneMask F0, 5 ms frames) "
-                   "at 16 kHz, pysptk sp2mc order 24, alpha 0.42, c0 excluded; frames aligned by DTW on Euclidean distance; "
-                   "MCD = 10/ln10 * sqrt(2) * mean distance along the path.")
+    description = (
+        "Mel-cepstral distortion in dB with DTW: WORLD CheapTrick envelopes (DIO+StoneMask F0, 5 ms frames) "
+        "at 16 kHz, pysptk sp2mc order 24, alpha 0.42, c0 excluded; frames aligned by DTW on Euclidean distance; "
+        "MCD = 10/ln10 * sqrt(2) * mean distance along the path."
+    )
     needs = ("source_reference",)
 
     def measure(self, clip: ClipInputs) -> Measurement:
         import librosa
 
-        a = reference_cache.get("mcd.mcep", source_reference(clip),
-                                lambda c: mel_cepstra(resample(c.samples, c.sample_rate, 16000)))[:, 1:]
+        a = reference_cache.get(
+            "mcd.mcep", source_reference(clip), lambda c: mel_cepstra(resample(c.samples, c.sample_rate, 16000))
+        )[:, 1:]
         b = mel_cepstra(resample(clip.audio.samples, clip.audio.sample_rate, 16000))[:, 1:]
         cost, path = librosa.sequence.dtw(X=a.T, Y=b.T, metric="euclidean")
         dist = np.linalg.norm(a[path[:, 0]] - b[path[:, 1]], axis=1)
@@ -201,5 +237,7 @@ class MelCepstralDistortion(Metric):
         return mean_of(rows, "mcd.db")
 
     def fingerprint(self) -> dict[str, str]:
-        return {"mcd": f"order {MCD_ORDER}, alpha {MCD_ALPHA}, pyworld {version('pyworld')}, pysptk {version('pysptk')}, "
-                       f"librosa {version('librosa')} dtw"}
+        return {
+            "mcd": f"order {MCD_ORDER}, alpha {MCD_ALPHA}, pyworld {version('pyworld')}, pysptk {version('pysptk')}, "
+            f"librosa {version('librosa')} dtw"
+        }

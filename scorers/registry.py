@@ -3,6 +3,7 @@
 A metric measures one clip into raw values (counts, not only ratios) and aggregates a list of those
 into one corpus-level figure. Heavy models load on first use, once per scorer process.
 """
+
 from __future__ import annotations
 
 import abc
@@ -93,8 +94,10 @@ class Metric(abc.ABC):
         super().__init_subclass__(**kwargs)
         if "name" in vars(cls):
             if cls.name not in HIGHER_IS_BETTER:
-                raise TypeError(f"metric {cls.name!r} ({cls.__module__}.{cls.__qualname__}) has no direction in "
-                                "voxarena.default_metrics.HIGHER_IS_BETTER")
+                raise TypeError(
+                    f"metric {cls.name!r} ({cls.__module__}.{cls.__qualname__}) has no direction in "
+                    "voxarena.default_metrics.HIGHER_IS_BETTER"
+                )
             cls.higher_is_better = HIGHER_IS_BETTER[cls.name]
 
     def __init__(self) -> None:

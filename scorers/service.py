@@ -1,4 +1,5 @@
 """The scorer gRPC service (``python -m scorers --port N``), built on the shared service runtime."""
+
 from __future__ import annotations
 
 import argparse
@@ -33,11 +34,13 @@ def _metric(name: str) -> Metric:
         raise InvalidArgument(str(e)) from None
 
 
-def detection_intervals(s: scorer_pb2.TrialSet, bona: np.ndarray, spoof: np.ndarray, costs: detection.CostModel,
-                        boot: scorer_pb2.Bootstrap) -> tuple[dict[str, float], dict[str, float]]:
+def detection_intervals(
+    s: scorer_pb2.TrialSet, bona: np.ndarray, spoof: np.ndarray, costs: detection.CostModel, boot: scorer_pb2.Bootstrap
+) -> tuple[dict[str, float], dict[str, float]]:
     """Speaker-cluster bootstrap of a trial set: a drawn speaker brings its bona fide and spoof trials."""
-    clusters = list(s.bonafide_clusters or [f"b{i}" for i in range(bona.size)]) + \
-        list(s.spoof_clusters or [f"s{i}" for i in range(spoof.size)])
+    clusters = list(s.bonafide_clusters or [f"b{i}" for i in range(bona.size)]) + list(
+        s.spoof_clusters or [f"s{i}" for i in range(spoof.size)]
+    )
     scores = np.concatenate([bona, spoof])
     is_bona = np.arange(scores.size) < bona.size
 
@@ -49,8 +52,12 @@ def detection_intervals(s: scorer_pb2.TrialSet, bona: np.ndarray, spoof: np.ndar
 
 
 def fingerprint(metric_names: Iterable[str]) -> dict[str, str]:
-    fp = {"voxarena.scorer": SCORER_VERSION, "numpy": version("numpy"), "soxr": version("soxr"),
-          "detection": "ASVspoof 5 definitions (det curve, EER, minDCF, actDCF at -log(beta), Cllr, PAV minCllr)"}
+    fp = {
+        "voxarena.scorer": SCORER_VERSION,
+        "numpy": version("numpy"),
+        "soxr": version("soxr"),
+        "detection": "ASVspoof 5 definitions (det curve, EER, minDCF, actDCF at -log(beta), Cllr, PAV minCllr)",
+    }
     for name in sorted(metric_names):
         fp.update(get_metric(name).fingerprint())
     return fp
@@ -72,11 +79,23 @@ class ScorerServicer(scorer_pb2_grpc.ScorerServiceServicer):
         specs = []
         for name in sorted(REGISTRY):
             cls = metric_class(name)
-            specs.append(scorer_pb2.MetricSpec(name=name, higher_is_better=cls.higher_is_better,
-                                               aggregation=cls.aggregation, description=cls.description, needs=cls.needs,
-                                               columns=cls.output_columns()))
-        info = common_pb2.ModelInfo(name="voxarena-scorer", version=SCORER_VERSION, licence="Apache-2.0",
-                                    deterministic=True, timing_scope="measure: all requested metrics of a batch")
+            specs.append(
+                scorer_pb2.MetricSpec(
+                    name=name,
+                    higher_is_better=cls.higher_is_better,
+                    aggregation=cls.aggregation,
+                    description=cls.description,
+                    needs=cls.needs,
+                    columns=cls.output_columns(),
+                )
+            )
+        info = common_pb2.ModelInfo(
+            name="voxarena-scorer",
+            version=SCORER_VERSION,
+            licence="Apache-2.0",
+            deterministic=True,
+            timing_scope="measure: all requested metrics of a batch",
+        )
         return scorer_pb2.ScorerInfo(model=info, metrics=specs, fingerprint=self._fingerprint)
 
     @staticmethod
@@ -89,18 +108,23 @@ class ScorerServicer(scorer_pb2_grpc.ScorerServiceServicer):
     @classmethod
     def _inputs(cls, item: scorer_pb2.ClipRequest) -> ClipInputs:
         """The clip's inputs; its ``audio`` is there (MeasureClips checks), the references may not be."""
+
         def audio(field: str) -> AudioClip | None:
             return cls._decoded(item, field) if item.HasField(field) else None
 
         return ClipInputs(
-            request_id=item.request_id, audio=cls._decoded(item, "audio"), text=item.text,
-            speaker_reference=audio("speaker_reference"), source_reference=audio("source_reference"),
+            request_id=item.request_id,
+            audio=cls._decoded(item, "audio"),
+            text=item.text,
+            speaker_reference=audio("speaker_reference"),
+            source_reference=audio("source_reference"),
             reference_aligned=item.reference_aligned,
             generation_wall_seconds=item.generation_timing.wall_seconds if item.HasField("generation_timing") else None,
         )
 
-    def MeasureClips(self, request: scorer_pb2.MeasureClipsRequest,
-                     context: grpc.ServicerContext) -> scorer_pb2.MeasureClipsResponse:
+    def MeasureClips(
+        self, request: scorer_pb2.MeasureClipsRequest, context: grpc.ServicerContext
+    ) -> scorer_pb2.MeasureClipsResponse:
         if not self.ready:
             raise NotReady("scorer is still loading")
         out = []
@@ -124,16 +148,20 @@ class ScorerServicer(scorer_pb2_grpc.ScorerServiceServicer):
                 out.append(m)
         return scorer_pb2.MeasureClipsResponse(items=out, timing=sw.to_proto())
 
-    def Aggregate(self, request: scorer_pb2.AggregateRequest,
-                  context: grpc.ServicerContext) -> scorer_pb2.AggregateResponse:
+    def Aggregate(
+        self, request: scorer_pb2.AggregateRequest, context: grpc.ServicerContext
+    ) -> scorer_pb2.AggregateResponse:
         metrics = [_metric(n) for n in request.metrics]
         boot = request.bootstrap if request.HasField("bootstrap") and request.bootstrap.resamples > 0 else None
         groups = []
         for group in request.groups:
             g = scorer_pb2.GroupMetrics(name=group.name)
             for metric in metrics:
-                clips = [c for c in group.clips if metric.name not in c.errors
-                         and any(k.startswith(metric.name + ".") for k in c.values)]
+                clips = [
+                    c
+                    for c in group.clips
+                    if metric.name not in c.errors and any(k.startswith(metric.name + ".") for k in c.values)
+                ]
                 rows = [dict(c.values) for c in clips]
                 values = metric.aggregate_columns(rows) if rows else {col: math.nan for col in metric.output_columns()}
                 g.values.update(values)
@@ -142,14 +170,18 @@ class ScorerServicer(scorer_pb2_grpc.ScorerServiceServicer):
                     low, high = cluster_intervals(
                         [c.cluster or c.request_id for c in clips],
                         functools.partial(_aggregate_resample, metric, rows),
-                        boot.resamples, boot.seed, boot.confidence or 0.95)
+                        boot.resamples,
+                        boot.seed,
+                        boot.confidence or 0.95,
+                    )
                     g.ci_low.update(low)
                     g.ci_high.update(high)
             groups.append(g)
         return scorer_pb2.AggregateResponse(groups=groups)
 
-    def DetectionMetrics(self, request: scorer_pb2.DetectionMetricsRequest,
-                         context: grpc.ServicerContext) -> scorer_pb2.DetectionMetricsResponse:
+    def DetectionMetrics(
+        self, request: scorer_pb2.DetectionMetricsRequest, context: grpc.ServicerContext
+    ) -> scorer_pb2.DetectionMetricsResponse:
         costs = detection.ASVSPOOF5_COSTS
         if request.HasField("costs"):
             c = request.costs
@@ -165,11 +197,21 @@ class ScorerServicer(scorer_pb2_grpc.ScorerServiceServicer):
             except ValueError as e:
                 raise InvalidArgument(f"trial set {s.name}: {e}") from None
             m = scorer_pb2.DetectionMetrics(
-                name=s.name, n_bonafide=int(values["n_bonafide"]), n_spoof=int(values["n_spoof"]), eer=values["eer"],
-                eer_threshold=values["eer_threshold"], min_dcf=values["min_dcf"], act_dcf=values["act_dcf"],
-                cllr=values["cllr"], min_cllr=values["min_cllr"])
+                name=s.name,
+                n_bonafide=int(values["n_bonafide"]),
+                n_spoof=int(values["n_spoof"]),
+                eer=values["eer"],
+                eer_threshold=values["eer_threshold"],
+                min_dcf=values["min_dcf"],
+                act_dcf=values["act_dcf"],
+                cllr=values["cllr"],
+                min_cllr=values["min_cllr"],
+            )
             if boot:
-                for what, clusters, n in (("bonafide", s.bonafide_clusters, bona.size), ("spoof", s.spoof_clusters, spoof.size)):
+                for what, clusters, n in (
+                    ("bonafide", s.bonafide_clusters, bona.size),
+                    ("spoof", s.spoof_clusters, spoof.size),
+                ):
                     if clusters and len(clusters) != n:
                         raise InvalidArgument(f"trial set {s.name}: {len(clusters)} {what} clusters for {n} scores")
                 low, high = detection_intervals(s, bona, spoof, costs, boot)
@@ -178,16 +220,18 @@ class ScorerServicer(scorer_pb2_grpc.ScorerServiceServicer):
             out.append(m)
         return scorer_pb2.DetectionMetricsResponse(sets=out)
 
-    def Composite(self, request: scorer_pb2.CompositeRequest,
-                  context: grpc.ServicerContext) -> scorer_pb2.CompositeResponse:
+    def Composite(
+        self, request: scorer_pb2.CompositeRequest, context: grpc.ServicerContext
+    ) -> scorer_pb2.CompositeResponse:
         if not self.ready:
             raise NotReady("scorer is still loading")
         results = [_generator_composite(c) for c in request.generators]
         results += [_detector_composite(c) for c in request.detectors]
         return scorer_pb2.CompositeResponse(results=results, fingerprint=self._fingerprint)
 
-    def I2DAggregates(self, request: scorer_pb2.I2DAggregatesRequest,
-                      context: grpc.ServicerContext) -> scorer_pb2.I2DAggregatesResponse:
+    def I2DAggregates(
+        self, request: scorer_pb2.I2DAggregatesRequest, context: grpc.ServicerContext
+    ) -> scorer_pb2.I2DAggregatesResponse:
         if not self.ready:
             raise NotReady("scorer is still loading")
         decay = request.ewa_decay if request.HasField("ewa_decay") else i2d.EWA_DECAY
@@ -196,8 +240,11 @@ class ScorerServicer(scorer_pb2_grpc.ScorerServiceServicer):
         out = []
         for t in request.trajectories:
             values = [i2d.oriented(v, t.higher_is_better) for v in t.values]
-            out.append(scorer_pb2.TrajectoryAggregates(name=t.name, iterations=len(values),
-                                                       **i2d.aggregate_trajectory(values, decay)))
+            out.append(
+                scorer_pb2.TrajectoryAggregates(
+                    name=t.name, iterations=len(values), **i2d.aggregate_trajectory(values, decay)
+                )
+            )
         return scorer_pb2.I2DAggregatesResponse(trajectories=out, fingerprint=self._fingerprint)
 
 
@@ -244,8 +291,10 @@ def _detector_composite(c: scorer_pb2.DetectorComposite) -> scorer_pb2.Composite
     if not 0 <= alpha <= 1:
         raise InvalidArgument(f"composite {c.name}: alpha {alpha} is outside [0, 1]")
     _unique("detector x generator pair", [f"{p.detector} x {p.generator}" for p in c.pairs], c.name)
-    pairs = [{"detector": p.detector, "generator": p.generator, "eer": p.eer, "cllr": p.cllr, "min_dcf": p.min_dcf}
-             for p in c.pairs]
+    pairs = [
+        {"detector": p.detector, "generator": p.generator, "eer": p.eer, "cllr": p.cllr, "min_dcf": p.min_dcf}
+        for p in c.pairs
+    ]
     return _scored(c.name, False, lambda: composite.detector_scores(pairs, dict(c.params_m), alpha, dict(c.challenge)))
 
 
@@ -254,11 +303,16 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description="VoxArena scorer service")
     add_service_arguments(parser)
     args = parser.parse_args(argv)
-    logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=args.log_level.upper(), stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
     servicer = ScorerServicer()
     name = scorer_pb2.DESCRIPTOR.services_by_name["ScorerService"].full_name
-    running = create_server([(name, lambda s: scorer_pb2_grpc.add_ScorerServiceServicer_to_server(servicer, s))],
-                            f"{args.host}:{args.port}", max_message_mb=args.max_message_mb, workers=args.workers,
-                            security=server_security(args))
+    running = create_server(
+        [(name, lambda s: scorer_pb2_grpc.add_ScorerServiceServicer_to_server(servicer, s))],
+        f"{args.host}:{args.port}",
+        max_message_mb=args.max_message_mb,
+        workers=args.workers,
+        security=server_security(args),
+    )
     run_until_signalled(running, servicer.load, "scorer")

@@ -4,6 +4,7 @@ Both clips are resampled to 16 kHz (soxr HQ) and go through Resemblyzer's ``prep
 (volume normalisation and webrtcvad silence trimming); embeddings are L2-normalised, so the cosine
 is their dot product. The encoder runs as ONNX (``scorers.ge2e``): no torch in the scorer.
 """
+
 from __future__ import annotations
 
 import json
@@ -58,8 +59,10 @@ def effective_bandwidth(clip: AudioClip, drop_db: float = 60.0) -> float:
 class ResemblyzerSIM(Metric):
     name = "sim"
     aggregation = "mean of per-clip cosine"
-    description = ("Speaker similarity: Resemblyzer GE2E embedding cosine between the clip and the original speaker's audio; "
-                   "clips whose effective bandwidth is under 60% of their Nyquist frequency are flagged (upsampled?).")
+    description = (
+        "Speaker similarity: Resemblyzer GE2E embedding cosine between the clip and the original speaker's audio; "
+        "clips whose effective bandwidth is under 60% of their Nyquist frequency are flagged (upsampled?)."
+    )
     needs = ("speaker_reference",)
 
     def measure(self, clip: ClipInputs) -> Measurement:
@@ -70,9 +73,14 @@ class ResemblyzerSIM(Metric):
         bw = effective_bandwidth(clip.audio)
         notes = {}
         if bw < UPSAMPLED_FRACTION * clip.audio.sample_rate / 2:
-            notes["sim.warning"] = (f"bandwidth {bw:.0f} Hz is far below the stated {clip.audio.sample_rate} Hz rate's "
-                                    f"{clip.audio.sample_rate / 2:.0f} Hz: upsampled audio? SIM compares voices at 16 kHz")
-        return {"sim.cosine": float(np.dot(a, b) / (np.linalg.norm(a) * np.linalg.norm(b))), "sim.bandwidth_hz": bw}, notes
+            notes["sim.warning"] = (
+                f"bandwidth {bw:.0f} Hz is far below the stated {clip.audio.sample_rate} Hz rate's "
+                f"{clip.audio.sample_rate / 2:.0f} Hz: upsampled audio? SIM compares voices at 16 kHz"
+            )
+        return {
+            "sim.cosine": float(np.dot(a, b) / (np.linalg.norm(a) * np.linalg.norm(b))),
+            "sim.bandwidth_hz": bw,
+        }, notes
 
     def aggregate(self, rows: list[dict[str, float]]) -> float:
         return mean_of(rows, "sim.cosine")
@@ -81,6 +89,11 @@ class ResemblyzerSIM(Metric):
         from .ge2e import MODEL, MODEL_META
 
         meta = json.loads(MODEL_META.read_text())
-        return {"sim.model": f"resemblyzer {meta['resemblyzer_version']} GE2E (pretrained.pt as ONNX)",
-                "sim.model_sha256": meta["sha256"], "sim.source_sha256": meta["source_sha256"],
-                "sim.resampler": RESAMPLER, "sim.onnxruntime": version("onnxruntime"), "sim.onnx_file": MODEL.name}
+        return {
+            "sim.model": f"resemblyzer {meta['resemblyzer_version']} GE2E (pretrained.pt as ONNX)",
+            "sim.model_sha256": meta["sha256"],
+            "sim.source_sha256": meta["source_sha256"],
+            "sim.resampler": RESAMPLER,
+            "sim.onnxruntime": version("onnxruntime"),
+            "sim.onnx_file": MODEL.name,
+        }

@@ -1,4 +1,5 @@
 """Real-time factor from the generator's own timing (scope as the generator declares it)."""
+
 from __future__ import annotations
 
 from .registry import ClipInputs, Measurement, Metric, MetricInputError, ratio_of_sums

@@ -9,12 +9,13 @@ pitch with a syllable-rate envelope, a chirp and white noise, written as 16 kHz 
 puts half its power in 4-8 kHz, so the test double ``dummy-detector`` (log high-band energy ratio)
 scores a clip at about log(noise_fraction / 2): tests choose the fraction to place a clip's score.
 """
+
 from __future__ import annotations
 
 import csv
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 import pytest
@@ -51,15 +52,16 @@ def synthetic_clip(seed: int, f0: float = 150.0, noise_fraction: float = 0.2, se
     t = np.arange(int(seconds * RATE)) / RATE
     voiced = sum(np.sin(2 * np.pi * f0 * h * t + rng.uniform(0, 2 * np.pi)) / h for h in range(1, 6))
     voiced *= 0.6 + 0.4 * np.sin(2 * np.pi * 4 * t)
-    voiced += 0.3 * np.sin(2 * np.pi * (300 * t + (2700 / (2 * seconds)) * t ** 2))
+    voiced += 0.3 * np.sin(2 * np.pi * (300 * t + (2700 / (2 * seconds)) * t**2))
     noise = rng.standard_normal(t.size)
-    p_voiced, p_noise = np.mean(voiced ** 2), np.mean(noise ** 2)
+    p_voiced, p_noise = np.mean(voiced**2), np.mean(noise**2)
     x = np.sqrt(1 - noise_fraction) * voiced / np.sqrt(p_voiced) + np.sqrt(noise_fraction) * noise / np.sqrt(p_noise)
     return 0.25 * x / np.max(np.abs(x))
 
 
-def write_synthetic_dataset(root: Path, rows: list[dict] | None = None, speakers: int = 4, clips: int = 3,
-                            seed: int = 0) -> Path:
+def write_synthetic_dataset(
+    root: Path, rows: list[dict] | None = None, speakers: int = 4, clips: int = 3, seed: int = 0
+) -> Path:
     """Write WAVs and ``manifest.csv`` under ``root``; returns the manifest path.
 
     ``rows``: dicts with ``id`` and ``speaker`` and optionally ``f0``, ``noise_fraction``, ``seconds``,
@@ -67,8 +69,17 @@ def write_synthetic_dataset(root: Path, rows: list[dict] | None = None, speakers
     ``clips`` bona fide clips, speaker k at 110 + 30 k Hz, alternating sex labels.
     """
     if rows is None:
-        rows = [{"id": f"syn{k}-{j}", "speaker": f"syn{k}", "f0": 110 + 30 * k, "seconds": 1.0 + 0.1 * j,
-                 "sex": "MF"[k % 2]} for k in range(speakers) for j in range(clips)]
+        rows = [
+            {
+                "id": f"syn{k}-{j}",
+                "speaker": f"syn{k}",
+                "f0": 110 + 30 * k,
+                "seconds": 1.0 + 0.1 * j,
+                "sex": "MF"[k % 2],
+            }
+            for k in range(speakers)
+            for j in range(clips)
+        ]
     root.mkdir(parents=True, exist_ok=True)
     (root / "audio").mkdir(exist_ok=True)
     labels = sorted({k for r in rows for k in r} - {"id", "speaker", "f0", "noise_fraction", "seconds", "text"})
@@ -77,8 +88,15 @@ def write_synthetic_dataset(root: Path, rows: list[dict] | None = None, speakers
         x = synthetic_clip(seed * 1000 + n, r.get("f0", 150.0), r.get("noise_fraction", 0.2), r.get("seconds", 1.0))
         audio = root / "audio" / f"{r['id']}.wav"
         sf.write(audio, x, RATE, subtype="PCM_16")
-        out.append({"id": r["id"], "audio": f"audio/{r['id']}.wav", "speaker": r["speaker"],
-                    "text": r.get("text", SENTENCES[n % len(SENTENCES)]), **{k: r.get(k, "") for k in labels}})
+        out.append(
+            {
+                "id": r["id"],
+                "audio": f"audio/{r['id']}.wav",
+                "speaker": r["speaker"],
+                "text": r.get("text", SENTENCES[n % len(SENTENCES)]),
+                **{k: r.get(k, "") for k in labels},
+            }
+        )
     path = root / "manifest.csv"
     with open(path, "w", newline="") as f:
         w = csv.DictWriter(f, ["id", "audio", "speaker", "text", *labels])
@@ -107,8 +125,12 @@ def _make_config(tmp_path: Path, dataset: Path | dict, /, **overrides) -> Path:
     if isinstance(dataset, dict):
         ds = {"max_items": 8, **dataset}
     else:
-        ds = {"root": str(dataset / "LibriSpeech"), "subsets": ["test-clean", "test-other"],
-              "prompts": str(dataset / "prompts" / "librispeech-test-clean.trans.txt"), "max_items": 8}
+        ds = {
+            "root": str(dataset / "LibriSpeech"),
+            "subsets": ["test-clean", "test-other"],
+            "prompts": str(dataset / "prompts" / "librispeech-test-clean.trans.txt"),
+            "max_items": 8,
+        }
     cfg = {
         "name": "t",
         "dataset": ds,

@@ -9,6 +9,7 @@ checked against it (``tests/voxarena/test_catalogue.py``).
 Most images come from one parametrised Dockerfile, ``compose/service.Dockerfile``; a service has its
 own only where the image truly differs, and ``own_dockerfile`` says how.
 """
+
 from __future__ import annotations
 
 import sys
@@ -56,41 +57,97 @@ _CONVERTED = "copies its converted model from the converter image and sets VOXAR
 
 SERVICES: tuple[Service, ...] = (
     Service("piper-vits", "generator", "services.generators.piper_vits", "demo", extra="piper"),
-    Service("espeak-ng", "generator", "services.generators.espeak_ng", "demo", extra="espeak",
-            debian_packages=("espeak-ng",)),
-    Service("mbrola", "generator", "services.generators.mbrola", "optional", extra="espeak",
-            debian_packages=("espeak-ng", "mbrola", "mbrola-us1", "mbrola-us2", "mbrola-us3"),
-            compose_profile="nonfree",
-            own_dockerfile="adds Debian's contrib/non-free sources for the MBROLA voices"),
-    Service("flite", "generator", "services.generators.flite", "demo", extra="flite",
-            debian_packages=("flite",)),
-    Service("festival-hts", "generator", "services.generators.festival_hts", "demo", extra="festival",
-            debian_packages=("festival", "festvox-us-slt-hts")),
+    Service(
+        "espeak-ng",
+        "generator",
+        "services.generators.espeak_ng",
+        "demo",
+        extra="espeak",
+        debian_packages=("espeak-ng",),
+    ),
+    Service(
+        "mbrola",
+        "generator",
+        "services.generators.mbrola",
+        "optional",
+        extra="espeak",
+        debian_packages=("espeak-ng", "mbrola", "mbrola-us1", "mbrola-us2", "mbrola-us3"),
+        compose_profile="nonfree",
+        own_dockerfile="adds Debian's contrib/non-free sources for the MBROLA voices",
+    ),
+    Service("flite", "generator", "services.generators.flite", "demo", extra="flite", debian_packages=("flite",)),
+    Service(
+        "festival-hts",
+        "generator",
+        "services.generators.festival_hts",
+        "demo",
+        extra="festival",
+        debian_packages=("festival", "festvox-us-slt-hts"),
+    ),
     Service("world-vocoder", "generator", "services.generators.world_vocoder", "demo", extra="world"),
     Service("griffin-lim", "generator", "services.generators.griffin_lim", "demo", extra="griffin-lim"),
     Service("mlsa-vocoder", "generator", "services.generators.mlsa_vocoder", "demo", extra="mlsa"),
     Service("world-vc", "generator", "services.generators.world_vc", "demo", extra="world-vc"),
-    Service("kokoro", "generator", "services.generators.kokoro", "demo", extra="kokoro",
-            debian_packages=("espeak-ng",),
-            own_dockerfile="builds CLONE's style bank into the image (VOXARENA_CACHE)"),
-    Service("hifigan", "generator", "services.generators.hifigan", "demo", extra="hifigan",
-            converted_model="hifigan", own_dockerfile=_CONVERTED),
+    Service(
+        "kokoro",
+        "generator",
+        "services.generators.kokoro",
+        "demo",
+        extra="kokoro",
+        debian_packages=("espeak-ng",),
+        own_dockerfile="builds CLONE's style bank into the image (VOXARENA_CACHE)",
+    ),
+    Service(
+        "hifigan",
+        "generator",
+        "services.generators.hifigan",
+        "demo",
+        extra="hifigan",
+        converted_model="hifigan",
+        own_dockerfile=_CONVERTED,
+    ),
     Service("lfcc-gmm", "detector", "services.detectors.lfcc_gmm", "demo", extra="lfcc-gmm"),
     Service("lfcc-lcnn", "detector", "services.detectors.lfcc_lcnn", "demo", extra="lfcc-lcnn"),
     Service("rawnet2", "detector", "services.detectors.rawnet2", "demo", extra="rawnet2"),
     Service("aasist", "detector", "services.detectors.aasist", "demo", extra="aasist"),
-    Service("aasist-asv19", "detector", "services.detectors.aasist_asv19", "demo", extra="aasist-asv19",
-            converted_model="aasist-asv19", own_dockerfile=_CONVERTED),
-    Service("whisper-frontend", "detector", "services.detectors.whisper_frontend", "demo",
-            extra="whisper-frontend"),
-    Service("hf-audio-classifier", "detector", "services.detectors.hf_audio_classifier", "test",
-            extra="hf-audio-classifier", compose_profile="torch", serve_args=("--model-dir", "/model"),
-            own_dockerfile="torch, built only on request after `make wheelhouse-torch`: not rebuilt here "
-                           "to check it against the shared one"),
-    Service("scorer", "scorer", "scorers", "demo", extra="scorer", converted_model="distillmos",
-            own_dockerfile="resemblyzer without its dependencies (torch); " + _CONVERTED),
-    Service("orchestrator", "orchestrator", "orchestrator", "demo", compose_profile="tools",
-            own_dockerfile="the CLI as ENTRYPOINT, WORKDIR /work, no healthcheck: a client, not a service"),
+    Service(
+        "aasist-asv19",
+        "detector",
+        "services.detectors.aasist_asv19",
+        "demo",
+        extra="aasist-asv19",
+        converted_model="aasist-asv19",
+        own_dockerfile=_CONVERTED,
+    ),
+    Service("whisper-frontend", "detector", "services.detectors.whisper_frontend", "demo", extra="whisper-frontend"),
+    Service(
+        "hf-audio-classifier",
+        "detector",
+        "services.detectors.hf_audio_classifier",
+        "test",
+        extra="hf-audio-classifier",
+        compose_profile="torch",
+        serve_args=("--model-dir", "/model"),
+        own_dockerfile="torch, built only on request after `make wheelhouse-torch`: not rebuilt here "
+        "to check it against the shared one",
+    ),
+    Service(
+        "scorer",
+        "scorer",
+        "scorers",
+        "demo",
+        extra="scorer",
+        converted_model="distillmos",
+        own_dockerfile="resemblyzer without its dependencies (torch); " + _CONVERTED,
+    ),
+    Service(
+        "orchestrator",
+        "orchestrator",
+        "orchestrator",
+        "demo",
+        compose_profile="tools",
+        own_dockerfile="the CLI as ENTRYPOINT, WORKDIR /work, no healthcheck: a client, not a service",
+    ),
 )
 
 # The small services shipped in the package for tests (name -> module): local mode only, no image,
@@ -117,8 +174,9 @@ def main(argv: list[str]) -> int:
     if argv == ["extras"]:
         print(",".join(image_extras()))
         return 0
-    print("usage: python -m voxarena.catalogue extras   (the images' pyproject extras, comma-separated)",
-          file=sys.stderr)
+    print(
+        "usage: python -m voxarena.catalogue extras   (the images' pyproject extras, comma-separated)", file=sys.stderr
+    )
     return 2
 
 

@@ -3,6 +3,7 @@
 Model code, the orchestrator and the scorer see :class:`AudioClip` (mono samples plus their rate);
 only this module knows the wire encoding. Decoding validates and names what is wrong.
 """
+
 from __future__ import annotations
 
 import io
@@ -87,9 +88,9 @@ def _without_peak_chunk(wav: bytes) -> bytes:
     (so identical samples hashed differently from one second to the next). PEAK is optional metadata."""
     out, pos = [wav[:12]], 12
     while pos + 8 <= len(wav):
-        size = int.from_bytes(wav[pos + 4:pos + 8], "little")
+        size = int.from_bytes(wav[pos + 4 : pos + 8], "little")
         end = pos + 8 + size + (size & 1)
-        if wav[pos:pos + 4] != b"PEAK":
+        if wav[pos : pos + 4] != b"PEAK":
             out.append(wav[pos:end])
         pos = end
     body = b"".join(out)

@@ -9,6 +9,7 @@ agreement with the original (``check``). The conversion itself needs torch and l
 The models directory is ``$VOXARENA_MODELS`` (set in the images), else ``build/models`` in the
 source tree (``make models`` writes it).
 """
+
 from __future__ import annotations
 
 import json
@@ -35,7 +36,7 @@ def models_dir() -> Path:
 class ConvertedModel:
     name: str
     directory: Path
-    provenance: dict[str, Any]   # provenance.json as loaded
+    provenance: dict[str, Any]  # provenance.json as loaded
 
     def path(self, filename: str) -> Path:
         return self.directory / filename
@@ -92,7 +93,6 @@ def load_converted(name: str, directory: Path | None = None, source_sha256: str 
         actual = sha256_file(path)
         if actual != recorded:
             raise ConvertedModelError(
-                f"{path}: sha256 {actual} does not match provenance {recorded}; refusing to load "
-                f"(rerun `make models`)"
+                f"{path}: sha256 {actual} does not match provenance {recorded}; refusing to load (rerun `make models`)"
             )
     return ConvertedModel(name, where, provenance)

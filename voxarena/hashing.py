@@ -1,4 +1,5 @@
 """sha256 of files, as recorded in GetInfo, manifests and run stores (shared by every party)."""
+
 from __future__ import annotations
 
 import hashlib

@@ -6,6 +6,7 @@ This runs in the child's own ``main`` rather than as a ``preexec_fn``: a preexec
 fork() of the orchestrator, whose live gRPC threads and fork handlers then run in the child before
 exec, which aborted children (SIGABRT, "Bad file descriptor") on a loaded machine.
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -24,5 +25,5 @@ def die_with_parent() -> None:
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
     except (OSError, AttributeError):
         return
-    if os.getppid() != int(parent):   # the parent died before the request took effect
+    if os.getppid() != int(parent):  # the parent died before the request took effect
         os._exit(1)

@@ -4,6 +4,7 @@ The SDK server refuses a request that lacks a required input, the orchestrator b
 from it, and the test doubles read it to know what they were given; none of them spells the task
 lists out again.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass

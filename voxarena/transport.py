@@ -13,6 +13,7 @@ A client (the orchestrator, conformance, the container healthcheck) describes it
 the server's certificate must carry when it differs from the address's host. Call credentials need
 a secure channel: gRPC never sends a token over plaintext, and neither does this module.
 """
+
 from __future__ import annotations
 
 import hmac
@@ -51,8 +52,9 @@ class ServerSecurity:
     token: str | None = None
 
     @classmethod
-    def from_settings(cls, cert: str | None, key: str | None, client_ca: str | None,
-                      token_env: str | None = DEFAULT_TOKEN_ENV) -> "ServerSecurity":
+    def from_settings(
+        cls, cert: str | None, key: str | None, client_ca: str | None, token_env: str | None = DEFAULT_TOKEN_ENV
+    ) -> ServerSecurity:
         """From paths (command line, falling back to the environment variables) and the token's variable."""
         cert = cert or os.environ.get(ENV_CERT) or None
         key = key or os.environ.get(ENV_KEY) or None
@@ -62,7 +64,9 @@ class ServerSecurity:
         if client_ca and not cert:
             raise TransportConfigError("--tls-client-ca (mutual TLS) needs --tls-cert and --tls-key")
         token = os.environ.get(token_env) if token_env else None
-        return cls(_read(cert, "TLS certificate"), _read(key, "TLS key"), _read(client_ca, "TLS client CA"), token or None)
+        return cls(
+            _read(cert, "TLS certificate"), _read(key, "TLS key"), _read(client_ca, "TLS client CA"), token or None
+        )
 
     @property
     def tls(self) -> bool:
@@ -73,8 +77,9 @@ class ServerSecurity:
             return None
         if self.key is None:
             raise TransportConfigError("a TLS certificate needs its private key (--tls-key)")
-        return grpc.ssl_server_credentials([(self.key, self.cert)], root_certificates=self.client_ca,
-                                           require_client_auth=self.client_ca is not None)
+        return grpc.ssl_server_credentials(
+            [(self.key, self.cert)], root_certificates=self.client_ca, require_client_auth=self.client_ca is not None
+        )
 
     def interceptors(self) -> list[grpc.ServerInterceptor]:
         return [BearerTokenInterceptor(self.token)] if self.token else []
@@ -84,7 +89,7 @@ class ServerSecurity:
         return mode + (" + bearer token" if self.token else "")
 
 
-if TYPE_CHECKING:   # grpc's classes are not generic at run time
+if TYPE_CHECKING:  # grpc's classes are not generic at run time
     # A handler of any of the four call shapes, as grpc passes it to interceptors.
     MethodHandler: TypeAlias = grpc.RpcMethodHandler[Any, Any]
     Continuation: TypeAlias = Callable[[grpc.HandlerCallDetails], MethodHandler | None]
@@ -96,8 +101,9 @@ class BearerTokenInterceptor(grpc.ServerInterceptor):  # type: ignore[misc]  # g
     def __init__(self, token: str) -> None:
         self._expected = f"Bearer {token}".encode()
 
-    def intercept_service(self, continuation: Continuation,
-                          handler_call_details: grpc.HandlerCallDetails) -> MethodHandler | None:
+    def intercept_service(
+        self, continuation: Continuation, handler_call_details: grpc.HandlerCallDetails
+    ) -> MethodHandler | None:
         if handler_call_details.method.startswith(UNAUTHENTICATED_METHODS):
             return continuation(handler_call_details)
         sent = dict(handler_call_details.invocation_metadata or ()).get("authorization", "")
@@ -123,17 +129,23 @@ def _refusal(handler: MethodHandler | None) -> MethodHandler | None:
 
 @dataclass(frozen=True)
 class ClientSecurity:
-    ca: bytes | None = None          # trust this CA (None with tls: the system roots)
-    cert: bytes | None = None        # client certificate for mTLS
+    ca: bytes | None = None  # trust this CA (None with tls: the system roots)
+    cert: bytes | None = None  # client certificate for mTLS
     key: bytes | None = None
     token: str | None = None
-    server_name: str | None = None   # name the server certificate must carry, if not the address's host
+    server_name: str | None = None  # name the server certificate must carry, if not the address's host
     tls: bool = False
 
     @classmethod
-    def from_settings(cls, ca: str | None = None, cert: str | None = None, key: str | None = None,
-                      token_env: str | None = None, server_name: str | None = None,
-                      tls: bool | None = None) -> "ClientSecurity":
+    def from_settings(
+        cls,
+        ca: str | None = None,
+        cert: str | None = None,
+        key: str | None = None,
+        token_env: str | None = None,
+        server_name: str | None = None,
+        tls: bool | None = None,
+    ) -> ClientSecurity:
         if bool(cert) != bool(key):
             raise TransportConfigError("a client certificate (mTLS) needs both cert and key")
         token = None
@@ -144,22 +156,29 @@ class ClientSecurity:
         use_tls = bool(ca or cert or server_name) if tls is None else tls
         if token and not use_tls:
             raise TransportConfigError("a bearer token needs TLS (tls: {ca: ...}); it is never sent in plaintext")
-        return cls(_read(ca, "TLS CA"), _read(cert, "TLS client certificate"), _read(key, "TLS client key"),
-                   token, server_name or None, use_tls)
+        return cls(
+            _read(ca, "TLS CA"),
+            _read(cert, "TLS client certificate"),
+            _read(key, "TLS client key"),
+            token,
+            server_name or None,
+            use_tls,
+        )
 
     def channel(self, address: str, options: list[tuple[str, object]] | None = None) -> grpc.Channel:
         options = list(options or [])
         if not self.tls:
             return grpc.insecure_channel(address, options=options)
-        creds = grpc.ssl_channel_credentials(root_certificates=self.ca, private_key=self.key,
-                                             certificate_chain=self.cert)
+        creds = grpc.ssl_channel_credentials(
+            root_certificates=self.ca, private_key=self.key, certificate_chain=self.cert
+        )
         if self.token:
             creds = grpc.composite_channel_credentials(creds, grpc.access_token_call_credentials(self.token))
         if self.server_name:
             options.append(("grpc.ssl_target_name_override", self.server_name))
         return grpc.secure_channel(address, creds, options=options)
 
-    def __repr__(self) -> str:   # never print the token or key material
+    def __repr__(self) -> str:  # never print the token or key material
         return f"ClientSecurity(tls={self.tls}, mtls={self.cert is not None}, token={'set' if self.token else 'none'})"
 
 

@@ -10,6 +10,7 @@ For a detector trained elsewhere (a black box, a Hugging Face checkpoint), fit (
 scores of a dev run: ``python -m services.detectors.calibration RUN_DIR --detector NAME`` prints
 ``A,B`` for ``--calibration``.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -25,8 +26,9 @@ def fit_llr_calibration(bonafide: np.ndarray, spoof: np.ndarray) -> tuple[float,
     Raises ValueError without both classes, with non-finite scores, when every score is the same
     (no slope to fit), or when the best slope is not positive (the scores rank spoofs above bona fide).
     """
-    fit = fit_linear_llr(np.asarray(bonafide, float).reshape(-1, 1), np.asarray(spoof, float).reshape(-1, 1),
-                         names=["calibration"])
+    fit = fit_linear_llr(
+        np.asarray(bonafide, float).reshape(-1, 1), np.asarray(spoof, float).reshape(-1, 1), names=["calibration"]
+    )
     a = fit.weights[0]
     if not a > 0:
         raise ValueError(f"calibration slope {a:.4g} is not positive: these scores rank spoofs above bona fide")
@@ -36,8 +38,17 @@ def fit_llr_calibration(bonafide: np.ndarray, spoof: np.ndarray) -> tuple[float,
 def calibration_record(a: float, b: float, n_bonafide: int, n_spoof: int, fitted_on: str) -> dict:
     """What ``metadata.json`` stores about a calibration: the map, the method and its parameters."""
     t_bona, t_spoof = platt_targets(n_bonafide, n_spoof)
-    return {"a": a, "b": b, "method": METHOD, "effective_prior": 0.5, "n_bonafide": n_bonafide, "n_spoof": n_spoof,
-            "target_bonafide": t_bona, "target_spoof": t_spoof, "fitted_on": fitted_on}
+    return {
+        "a": a,
+        "b": b,
+        "method": METHOD,
+        "effective_prior": 0.5,
+        "n_bonafide": n_bonafide,
+        "n_spoof": n_spoof,
+        "target_bonafide": t_bona,
+        "target_spoof": t_spoof,
+        "fitted_on": fitted_on,
+    }
 
 
 def parse_calibration(text: str) -> tuple[float, float]:
@@ -56,8 +67,10 @@ def main(argv: list[str] | None = None) -> None:
     import json
     from pathlib import Path
 
-    p = argparse.ArgumentParser(prog="python -m services.detectors.calibration",
-                                description="Fit LLR calibration A,B on a dev run's raw (uncalibrated) scores.")
+    p = argparse.ArgumentParser(
+        prog="python -m services.detectors.calibration",
+        description="Fit LLR calibration A,B on a dev run's raw (uncalibrated) scores.",
+    )
     p.add_argument("run_dir", type=Path)
     p.add_argument("--detector", required=True)
     args = p.parse_args(argv)
@@ -68,8 +81,10 @@ def main(argv: list[str] | None = None) -> None:
     if any(r.get("is_llr") for r in rows):
         raise SystemExit(f"{args.detector}: the run's scores are already LLRs; fit on the uncalibrated scores")
     try:
-        a, b = fit_llr_calibration(np.array([r["score"] for r in rows if r["kind"] == "bonafide"]),
-                                   np.array([r["score"] for r in rows if r["kind"] == "spoof"]))
+        a, b = fit_llr_calibration(
+            np.array([r["score"] for r in rows if r["kind"] == "bonafide"]),
+            np.array([r["score"] for r in rows if r["kind"] == "spoof"]),
+        )
     except ValueError as e:
         raise SystemExit(f"{args.run_dir}: {args.detector}: {e}") from None
     print(f"{a!r},{b!r}")

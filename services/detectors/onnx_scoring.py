@@ -7,6 +7,7 @@ to fill it, the ASVspoof convention; the last partial window of a longer clip is
 clip's end); the clip's score is the mean over its windows of logit(bona fide) - logit(spoof).
 Each clip is scored on its own and the session runs single-threaded with a fixed execution order, so scores are identical run to run.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -35,7 +36,7 @@ def cut_windows(x: np.ndarray, window: int) -> np.ndarray:
     if n < window:
         x = np.concatenate([x] * (window // n + 1), axis=-1)[..., :window]
         n = window
-    return np.stack([x[..., s:s + window] for s in window_starts(n, window)])
+    return np.stack([x[..., s : s + window] for s in window_starts(n, window)])
 
 
 class OnnxWindowScorer:
@@ -64,10 +65,12 @@ class OnnxWindowScorer:
 
     def score_one(self, x: np.ndarray) -> float:
         windows = cut_windows(np.asarray(x, np.float32), self.window)
-        logits = np.concatenate([
-            self.session.run(None, {self.input_name: windows[i:i + self.max_windows_per_run]})[0]
-            for i in range(0, len(windows), self.max_windows_per_run)
-        ])
+        logits = np.concatenate(
+            [
+                self.session.run(None, {self.input_name: windows[i : i + self.max_windows_per_run]})[0]
+                for i in range(0, len(windows), self.max_windows_per_run)
+            ]
+        )
         return float(np.mean((logits[:, 1] - logits[:, 0]).astype(np.float64)))
 
 
@@ -92,5 +95,6 @@ class OnnxDetector(TrainedDetector):
         raise NotImplementedError
 
     def score_batch(self, clips: list[AudioClip]) -> list[float]:
-        return self.scorer.score([self.featurize(resample(c.samples, c.sample_rate, 16000).astype(np.float32))
-                                  for c in clips])
+        return self.scorer.score(
+            [self.featurize(resample(c.samples, c.sample_rate, 16000).astype(np.float32)) for c in clips]
+        )

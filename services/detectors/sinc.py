@@ -4,6 +4,7 @@ Fixed (not learned) band-pass filters whose cut-off frequencies are equally spac
 windowed by a Hamming window: in RawNet2 and AASIST the sinc layer's filters stay fixed. Built with
 numpy so the filter bank is exactly reproducible; the networks hold it as a convolution buffer.
 """
+
 from __future__ import annotations
 
 import numpy as np

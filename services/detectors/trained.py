@@ -6,6 +6,7 @@ and the command that reproduces it. ``TrainedDetector.load()`` refuses to start 
 does not match, loads the calibration (so the SDK answers LLRs) and exposes the training record
 in GetInfo metadata.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -24,9 +25,21 @@ TRAINING_MANIFEST_FILE = "training_manifest.jsonl"
 
 # Metadata keys shown in GetInfo (values are stringified; nested values as JSON).
 PUBLISHED_KEYS = (
-    "training_manifest_sha256", "seed", "epochs", "dev_eer", "dev_cllr", "train_seconds", "command",
-    "n_train_bonafide", "n_train_spoof", "n_dev_bonafide", "n_dev_spoof", "seen_generators", "calibration",
-    "hyperparameters", "torch_version",
+    "training_manifest_sha256",
+    "seed",
+    "epochs",
+    "dev_eer",
+    "dev_cllr",
+    "train_seconds",
+    "command",
+    "n_train_bonafide",
+    "n_train_spoof",
+    "n_dev_bonafide",
+    "n_dev_spoof",
+    "seen_generators",
+    "calibration",
+    "hyperparameters",
+    "torch_version",
 )
 
 
@@ -45,7 +58,9 @@ def read_verified_metadata(directory: Path, detector: str, files: tuple[str, ...
         )
     meta = json.loads(meta_path.read_text())
     if meta.get("detector") != detector:
-        raise WeightsMismatch(f"{meta_path}: weights are for {meta.get('detector')!r}, not {detector!r}; refusing to start")
+        raise WeightsMismatch(
+            f"{meta_path}: weights are for {meta.get('detector')!r}, not {detector!r}; refusing to start"
+        )
     recorded = meta.get("files", {})
     for name in files:
         actual = sha256_file(directory / name)
@@ -71,7 +86,7 @@ class TrainedDetector(DetectorModel):
         module_file = sys.modules[type(self).__module__].__file__
         if module_file is None:
             raise RuntimeError(f"{type(self).__name__}: its module has no file, so no default weights folder")
-        default = Path(module_file).parent / "weights"   # beside the model module
+        default = Path(module_file).parent / "weights"  # beside the model module
         self.weights_dir = Path(weights_dir or os.environ.get(self.weights_env, "") or default)
         self.training: dict = {}
 

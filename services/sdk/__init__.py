@@ -1,4 +1,5 @@
 """The service SDK: a model author writes ``load()`` and ``synthesize()`` / ``score_batch()``."""
+
 from voxarena.codec import AudioClip
 
 from .errors import InternalError, InvalidArgument, NotReady, ServiceError, TimeLimitExceeded, Unimplemented
@@ -6,7 +7,20 @@ from .model import DetectorModel, GeneratorModel, Option, SynthesisRequest, Synt
 from .server import create_model_server, create_server, serve
 
 __all__ = [
-    "AudioClip", "DetectorModel", "GeneratorModel", "InternalError", "InvalidArgument", "NotReady", "Option",
-    "ServiceError", "SynthesisRequest", "SynthesisResult", "TimeLimitExceeded", "Unimplemented", "Voice",
-    "create_model_server", "create_server", "serve",
+    "AudioClip",
+    "DetectorModel",
+    "GeneratorModel",
+    "InternalError",
+    "InvalidArgument",
+    "NotReady",
+    "Option",
+    "ServiceError",
+    "SynthesisRequest",
+    "SynthesisResult",
+    "TimeLimitExceeded",
+    "Unimplemented",
+    "Voice",
+    "create_model_server",
+    "create_server",
+    "serve",
 ]

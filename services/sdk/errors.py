@@ -4,6 +4,7 @@ Bad request -> INVALID_ARGUMENT, unsupported task/voice -> UNIMPLEMENTED, not re
 anything else (including an unexpected exception) -> INTERNAL: a server fault is never reported as
 the client's.
 """
+
 from __future__ import annotations
 
 import grpc

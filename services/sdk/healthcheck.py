@@ -5,6 +5,7 @@ service serves TLS (``VOXARENA_TLS_CERT``), it connects with TLS, trusting ``VOX
 client CA), and under mTLS presents the service's own certificate, which the CA issued for both
 server and client use (``make certs``). Health needs no token.
 """
+
 from __future__ import annotations
 
 import os
@@ -24,8 +25,11 @@ def _security() -> ClientSecurity:
     mtls = bool(os.environ.get(ENV_CLIENT_CA))
     return ClientSecurity.from_settings(
         ca=os.environ.get(ENV_CA) or os.environ.get(ENV_CLIENT_CA) or None,
-        cert=os.environ[ENV_CERT] if mtls else None, key=os.environ.get(ENV_KEY) if mtls else None,
-        server_name="localhost", tls=True)
+        cert=os.environ[ENV_CERT] if mtls else None,
+        key=os.environ.get(ENV_KEY) if mtls else None,
+        server_name="localhost",
+        tls=True,
+    )
 
 
 def main(argv: list[str]) -> int:

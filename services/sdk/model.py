@@ -3,6 +3,7 @@
 An author writes ``load()`` and ``synthesize()`` / ``score_batch()`` and fills the class attributes
 that GetInfo reports. Model code sees dataclasses and numpy arrays, never protobuf.
 """
+
 from __future__ import annotations
 
 import abc
@@ -55,7 +56,7 @@ class SynthesisRequest:
         return self._given(self.source_audio, "source_audio")
 
     def _given(self, clip: AudioClip | None, field_name: str) -> AudioClip:
-        if clip is None:   # the model read an input its task does not take: a server fault (INTERNAL)
+        if clip is None:  # the model read an input its task does not take: a server fault (INTERNAL)
             raise InternalError(f"{self.task} request carries no {field_name}")
         return clip
 
@@ -165,6 +166,7 @@ class DetectorModel(_ModelBase):
             return [float(x) for x in scores]
         a, b = self.calibration
         return [a * float(x) + b for x in scores]
+
     # Clips longer than this are INVALID_ARGUMENT (documented per service).
     max_seconds: ClassVar[float] = 600.0
 

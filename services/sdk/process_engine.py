@@ -4,6 +4,7 @@ Used by the engines that ship as programs (espeak-ng, mbrola through espeak-ng, 
 The text never goes on the command line. ``{out}`` in the command is replaced by a temporary WAV
 path for engines that cannot write to a pipe; otherwise the WAV is read from stdout.
 """
+
 from __future__ import annotations
 
 import io
@@ -43,8 +44,7 @@ def run_engine(cmd: list[str], text: str, seconds_limit: float, engine: str) -> 
         uses_file = any("{out}" in c for c in cmd)
         argv = [c.replace("{out}", str(out_path)) for c in cmd]
         try:
-            proc = subprocess.run(argv, input=text.encode("utf-8"), capture_output=True, timeout=seconds_limit,
-                                  cwd=tmp)
+            proc = subprocess.run(argv, input=text.encode("utf-8"), capture_output=True, timeout=seconds_limit, cwd=tmp)
         except subprocess.TimeoutExpired:
             raise TimeLimitExceeded(f"{engine} took longer than {seconds_limit:.0f} s") from None
         if proc.returncode != 0:

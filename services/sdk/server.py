@@ -5,6 +5,7 @@ for a model; ``serve`` is the ``python -m <service> --port N`` entry point: it s
 announces its port, loads the model (health NOT_SERVING until then, requests UNAVAILABLE), and
 shuts down gracefully on SIGTERM/SIGINT.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -29,8 +30,7 @@ from voxarena import PORT_ANNOUNCEMENT
 from voxarena.codec import AudioClip, AudioFormatError, decode_audio, encode_audio
 from voxarena.lifecycle import die_with_parent
 from voxarena.tasks import task_inputs
-from voxarena.transport import (DEFAULT_TOKEN_ENV, ENV_CERT, ENV_CLIENT_CA, ENV_KEY, ServerSecurity,
-                                TransportConfigError)
+from voxarena.transport import DEFAULT_TOKEN_ENV, ENV_CERT, ENV_CLIENT_CA, ENV_KEY, ServerSecurity, TransportConfigError
 from voxarena.v1 import common_pb2, detector_pb2, detector_pb2_grpc, generator_pb2, generator_pb2_grpc
 
 from .errors import InvalidArgument, NotReady, ServiceError, Unimplemented
@@ -56,7 +56,7 @@ class _Stopwatch:
     def __init__(self, scope: str) -> None:
         self.scope = scope
 
-    def __enter__(self) -> "_Stopwatch":
+    def __enter__(self) -> _Stopwatch:
         self._start, self._t0, self._cpu0 = time.time(), time.perf_counter(), time.process_time()
         return self
 
@@ -67,16 +67,24 @@ class _Stopwatch:
 
     def to_proto(self) -> common_pb2.Timing:
         return common_pb2.Timing(
-            wall_seconds=self.wall, start=_timestamp(self._start), end=_timestamp(self._end),
-            scope=self.scope, cpu_seconds=self.cpu,
+            wall_seconds=self.wall,
+            start=_timestamp(self._start),
+            end=_timestamp(self._end),
+            scope=self.scope,
+            cpu_seconds=self.cpu,
         )
 
 
 def model_info(model: _ModelBase) -> common_pb2.ModelInfo:
     info = common_pb2.ModelInfo(
-        name=model.name, version=model.version, licence=model.licence,
-        weights_sha256=model.weights_sha256(), native_sample_rate=model.native_sample_rate,
-        deterministic=model.deterministic, timing_scope=model.timing_scope, metadata=model.metadata(),
+        name=model.name,
+        version=model.version,
+        licence=model.licence,
+        weights_sha256=model.weights_sha256(),
+        native_sample_rate=model.native_sample_rate,
+        deterministic=model.deterministic,
+        timing_scope=model.timing_scope,
+        metadata=model.metadata(),
     )
     count = model.parameter_count()
     if count is not None:
@@ -85,7 +93,9 @@ def model_info(model: _ModelBase) -> common_pb2.ModelInfo:
 
 
 def _options(model: _ModelBase) -> list[common_pb2.OptionSpec]:
-    return [common_pb2.OptionSpec(name=o.name, description=o.description, default_value=o.default) for o in model.options]
+    return [
+        common_pb2.OptionSpec(name=o.name, description=o.description, default_value=o.default) for o in model.options
+    ]
 
 
 def _decode(msg: common_pb2.Audio, what: str) -> AudioClip:
@@ -115,10 +125,15 @@ class GeneratorServicer(_ModelServicer, generator_pb2_grpc.GeneratorServiceServi
         self._require_ready()
         m = self.model
         return generator_pb2.GeneratorInfo(
-            model=model_info(m), family=generator_pb2.GeneratorFamily.Value(m.family),
+            model=model_info(m),
+            family=generator_pb2.GeneratorFamily.Value(m.family),
             tasks=[generator_pb2.Task.Value(t) for t in m.tasks],
-            voices=[generator_pb2.VoiceSpec(name=v.name, language=v.language, description=v.description,
-                                            sample_rate=v.sample_rate) for v in m.voices],
+            voices=[
+                generator_pb2.VoiceSpec(
+                    name=v.name, language=v.language, description=v.description, sample_rate=v.sample_rate
+                )
+                for v in m.voices
+            ],
             options=_options(m),
         )
 
@@ -134,13 +149,20 @@ class GeneratorServicer(_ModelServicer, generator_pb2_grpc.GeneratorServiceServi
             if not req.text.strip():
                 raise InvalidArgument(f"{task} needs text, got empty text")
             if len(req.text) > m.max_text_chars:
-                raise InvalidArgument(f"text has {len(req.text)} characters; {m.name} accepts at most {m.max_text_chars}")
+                raise InvalidArgument(
+                    f"text has {len(req.text)} characters; {m.name} accepts at most {m.max_text_chars}"
+                )
         voice_names = [v.name for v in m.voices]
         if req.voice and voice_names and req.voice not in voice_names:
             raise Unimplemented(f"voice {req.voice!r} is not offered by {m.name}; voices: {', '.join(voice_names)}")
         out = SynthesisRequest(
-            request_id=req.request_id, seed=req.seed, task=task, text=req.text, language=req.language,
-            voice=req.voice or (voice_names[0] if voice_names else ""), reference_text=req.reference_text,
+            request_id=req.request_id,
+            seed=req.seed,
+            task=task,
+            text=req.text,
+            language=req.language,
+            voice=req.voice or (voice_names[0] if voice_names else ""),
+            reference_text=req.reference_text,
             parameters=m.resolve_options(dict(req.parameters)),
         )
         if needs.reference:
@@ -155,12 +177,15 @@ class GeneratorServicer(_ModelServicer, generator_pb2_grpc.GeneratorServiceServi
 
     def _bounded(self, clip: AudioClip, what: str) -> AudioClip:
         if clip.duration > self.model.max_source_seconds:
-            raise InvalidArgument(f"{what} is {clip.duration:.1f} s; {self.model.name} accepts at most "
-                                  f"{self.model.max_source_seconds:.0f} s")
+            raise InvalidArgument(
+                f"{what} is {clip.duration:.1f} s; {self.model.name} accepts at most "
+                f"{self.model.max_source_seconds:.0f} s"
+            )
         return clip
 
-    def Synthesize(self, request: generator_pb2.SynthesizeRequest,
-                   context: grpc.ServicerContext) -> generator_pb2.SynthesizeResponse:
+    def Synthesize(
+        self, request: generator_pb2.SynthesizeRequest, context: grpc.ServicerContext
+    ) -> generator_pb2.SynthesizeResponse:
         self._require_ready()
         req = self._to_request(request)
         with _Stopwatch(self.model.timing_scope) as sw:
@@ -168,7 +193,9 @@ class GeneratorServicer(_ModelServicer, generator_pb2_grpc.GeneratorServiceServi
         return generator_pb2.SynthesizeResponse(
             request_id=request.request_id,
             seed=request.seed if result.seed is None else result.seed,
-            audio=encode_audio(result.audio), timing=sw.to_proto(), voice=result.voice or req.voice,
+            audio=encode_audio(result.audio),
+            timing=sw.to_proto(),
+            voice=result.voice or req.voice,
         )
 
 
@@ -179,8 +206,11 @@ class DetectorServicer(_ModelServicer, detector_pb2_grpc.DetectorServiceServicer
         self._require_ready()
         m = self.model
         return detector_pb2.DetectorInfo(
-            model=model_info(m), family=detector_pb2.DetectorFamily.Value(m.family), calibrated=m.serves_llr,
-            max_batch_size=m.max_batch_size, options=_options(m),
+            model=model_info(m),
+            family=detector_pb2.DetectorFamily.Value(m.family),
+            calibrated=m.serves_llr,
+            max_batch_size=m.max_batch_size,
+            options=_options(m),
         )
 
     def _clip(self, item: detector_pb2.ScoreRequest) -> AudioClip:
@@ -189,7 +219,9 @@ class DetectorServicer(_ModelServicer, detector_pb2_grpc.DetectorServiceServicer
         self.model.resolve_options(dict(item.parameters))
         clip = _decode(item.audio, "audio")
         if clip.duration > self.model.max_seconds:
-            raise InvalidArgument(f"audio is {clip.duration:.1f} s; {self.model.name} accepts at most {self.model.max_seconds:.0f} s")
+            raise InvalidArgument(
+                f"audio is {clip.duration:.1f} s; {self.model.name} accepts at most {self.model.max_seconds:.0f} s"
+            )
         return clip
 
     def Score(self, request: detector_pb2.ScoreRequest, context: grpc.ServicerContext) -> detector_pb2.ScoreResponse:
@@ -201,8 +233,9 @@ class DetectorServicer(_ModelServicer, detector_pb2_grpc.DetectorServiceServicer
             request_id=request.request_id, score=float(score), is_llr=self.model.serves_llr, timing=sw.to_proto()
         )
 
-    def ScoreBatch(self, request: detector_pb2.ScoreBatchRequest,
-                   context: grpc.ServicerContext) -> detector_pb2.ScoreBatchResponse:
+    def ScoreBatch(
+        self, request: detector_pb2.ScoreBatchRequest, context: grpc.ServicerContext
+    ) -> detector_pb2.ScoreBatchResponse:
         self._require_ready()
         m = self.model
         if len(request.items) > m.max_batch_size:
@@ -214,10 +247,12 @@ class DetectorServicer(_ModelServicer, detector_pb2_grpc.DetectorServiceServicer
                 good.append((len(outcomes), self._clip(item)))
                 outcomes.append(detector_pb2.ScoreBatchItem(request_id=item.request_id))
             except ServiceError as e:
-                outcomes.append(detector_pb2.ScoreBatchItem(
-                    request_id=item.request_id,
-                    error=detector_pb2.ItemError(code=e.code.value[0], message=f"{item.request_id}: {e}"),
-                ))
+                outcomes.append(
+                    detector_pb2.ScoreBatchItem(
+                        request_id=item.request_id,
+                        error=detector_pb2.ItemError(code=e.code.value[0], message=f"{item.request_id}: {e}"),
+                    )
+                )
         with _Stopwatch(m.timing_scope) as sw:
             scores = m.llr_scores([clip for _, clip in good]) if good else []
         per_clip = sw.wall / max(len(good), 1)
@@ -225,9 +260,14 @@ class DetectorServicer(_ModelServicer, detector_pb2_grpc.DetectorServiceServicer
             timing = sw.to_proto()
             timing.wall_seconds = per_clip
             timing.cpu_seconds = sw.cpu / max(len(good), 1)
-            outcomes[index].result.CopyFrom(detector_pb2.ScoreResponse(
-                request_id=outcomes[index].request_id, score=float(score), is_llr=m.serves_llr, timing=timing,
-            ))
+            outcomes[index].result.CopyFrom(
+                detector_pb2.ScoreResponse(
+                    request_id=outcomes[index].request_id,
+                    score=float(score),
+                    is_llr=m.serves_llr,
+                    timing=timing,
+                )
+            )
         return detector_pb2.ScoreBatchResponse(items=outcomes, timing=sw.to_proto())
 
 
@@ -237,8 +277,9 @@ class ErrorMappingInterceptor(grpc.ServerInterceptor):  # type: ignore[misc]  # 
     Every error message starts with the request id (or the batch size) so the client can name the item.
     """
 
-    def intercept_service(self, continuation: Continuation,
-                          handler_call_details: grpc.HandlerCallDetails) -> MethodHandler | None:
+    def intercept_service(
+        self, continuation: Continuation, handler_call_details: grpc.HandlerCallDetails
+    ) -> MethodHandler | None:
         handler = continuation(handler_call_details)
         if handler is None or handler.unary_unary is None:
             return handler
@@ -312,8 +353,11 @@ def create_server(
     server = grpc.server(
         futures.ThreadPoolExecutor(max_workers=workers),
         interceptors=[*security.interceptors(), ErrorMappingInterceptor()],
-        options=[("grpc.max_receive_message_length", limit), ("grpc.max_send_message_length", limit),
-                 ("grpc.so_reuseport", 0)],
+        options=[
+            ("grpc.max_receive_message_length", limit),
+            ("grpc.max_send_message_length", limit),
+            ("grpc.so_reuseport", 0),
+        ],
     )
     names = []
     for name, add in registrations:
@@ -340,15 +384,24 @@ def create_model_server(model: _ModelBase, address: str = "[::]:0", **kwargs: An
 def add_service_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--host", default="[::]", help="address to bind (default all interfaces)")
     parser.add_argument("--port", type=int, default=50051, help="port to bind; 0 picks a free one")
-    parser.add_argument("--max-message-mb", type=float, default=DEFAULT_MAX_MESSAGE_MB,
-                        help="largest request/response in MiB; larger ones get RESOURCE_EXHAUSTED")
+    parser.add_argument(
+        "--max-message-mb",
+        type=float,
+        default=DEFAULT_MAX_MESSAGE_MB,
+        help="largest request/response in MiB; larger ones get RESOURCE_EXHAUSTED",
+    )
     parser.add_argument("--workers", type=int, default=4, help="concurrent calls served")
     parser.add_argument("--log-level", default="INFO")
     parser.add_argument("--tls-cert", help=f"PEM certificate: serve TLS (or ${ENV_CERT})")
     parser.add_argument("--tls-key", help=f"PEM private key of --tls-cert (or ${ENV_KEY})")
-    parser.add_argument("--tls-client-ca", help=f"PEM CA: demand client certificates it signed, mTLS (or ${ENV_CLIENT_CA})")
-    parser.add_argument("--token-env", default=DEFAULT_TOKEN_ENV,
-                        help="environment variable holding the bearer token every call must carry (unset: no token)")
+    parser.add_argument(
+        "--tls-client-ca", help=f"PEM CA: demand client certificates it signed, mTLS (or ${ENV_CLIENT_CA})"
+    )
+    parser.add_argument(
+        "--token-env",
+        default=DEFAULT_TOKEN_ENV,
+        help="environment variable holding the bearer token every call must carry (unset: no token)",
+    )
 
 
 def server_security(args: argparse.Namespace) -> ServerSecurity:
@@ -402,8 +455,11 @@ def run_until_signalled(running: RunningServer, load: Callable[[], None], name: 
     os._exit(0)
 
 
-def serve(model_factory: Callable[..., _ModelBase], argv: list[str] | None = None,
-          add_arguments: Callable[[argparse.ArgumentParser], None] | None = None) -> None:
+def serve(
+    model_factory: Callable[..., _ModelBase],
+    argv: list[str] | None = None,
+    add_arguments: Callable[[argparse.ArgumentParser], None] | None = None,
+) -> None:
     """Entry point of ``python -m services.<role>.<name>``.
 
     A service with options of its own passes ``add_arguments``; its factory then receives the
@@ -415,12 +471,14 @@ def serve(model_factory: Callable[..., _ModelBase], argv: list[str] | None = Non
     if add_arguments:
         add_arguments(parser)
     args = parser.parse_args(argv)
-    logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=args.log_level.upper(), stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
     model = model_factory(args) if add_arguments else model_factory()
     security = server_security(args)
-    running = create_model_server(model, f"{args.host}:{args.port}", max_message_mb=args.max_message_mb,
-                                  workers=args.workers, security=security)
+    running = create_model_server(
+        model, f"{args.host}:{args.port}", max_message_mb=args.max_message_mb, workers=args.workers, security=security
+    )
     log.info("%s: transport %s", model.name, security.describe())
 
     def load() -> None:

@@ -1,5 +1,6 @@
 """Shared pieces of the signal-processing generators: source audio in at the model's rate (a
 declared soxr-HQ resampling when it comes at another), float output checked and clipped."""
+
 from __future__ import annotations
 
 import numpy as np

@@ -8,6 +8,7 @@ If your scores are calibrated log-likelihood ratios, set ``calibrated = True`` (
 
     python -m services.template.detector --port 50051
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -20,20 +21,20 @@ class TemplateDetector(DetectorModel):
     name = "my-detector"
     version = "0.1.0"
     licence = "your licence"
-    family = "HANDCRAFTED_FRONT_END"     # a voxarena.v1.DetectorFamily name
-    native_sample_rate = 16000           # clips arrive at any rate: resample them yourself
+    family = "HANDCRAFTED_FRONT_END"  # a voxarena.v1.DetectorFamily name
+    native_sample_rate = 16000  # clips arrive at any rate: resample them yourself
     deterministic = True
     calibrated = False
     timing_scope = "score: resample to 16 kHz + FFT band energies"
     max_batch_size = 32
-    max_seconds = 600.0                  # longer clips are rejected with INVALID_ARGUMENT
+    max_seconds = 600.0  # longer clips are rejected with INVALID_ARGUMENT
 
     def load(self) -> None:
-        pass                             # load your weights here
+        pass  # load your weights here
 
     def score_batch(self, clips: list[AudioClip]) -> list[float]:
         scores = []
-        for clip in clips:               # already validated: mono, finite, non-empty, <= max_seconds
+        for clip in clips:  # already validated: mono, finite, non-empty, <= max_seconds
             x = resample(clip.samples, clip.sample_rate, 16000).astype(np.float64)
             power = np.abs(np.fft.rfft(x)) ** 2
             high = power[np.fft.rfftfreq(x.size, 1 / 16000) >= 4000].sum()

@@ -7,13 +7,14 @@ request-id and seed echo, timing, health, reflection, error mapping and shutdown
 
     python -m services.template.generator --port 50051
 """
+
 from __future__ import annotations
 
 from services.sdk import GeneratorModel, SynthesisRequest, SynthesisResult, Voice, serve
 from services.sdk.errors import InvalidArgument
 from services.sdk.process_engine import run_engine
 
-COMMAND = ["espeak-ng", "--stdin", "-w", "{out}"]     # {out}: the WAV file the engine writes
+COMMAND = ["espeak-ng", "--stdin", "-w", "{out}"]  # {out}: the WAV file the engine writes
 
 
 class TemplateGenerator(GeneratorModel):
@@ -21,10 +22,10 @@ class TemplateGenerator(GeneratorModel):
     name = "my-generator"
     version = "0.1.0"
     licence = "your licence"
-    family = "RULE_BASED_FORMANT"        # a voxarena.v1.GeneratorFamily name
-    tasks = ("TTS",)                     # TTS, CLONE, RECONSTRUCT, CONVERT
+    family = "RULE_BASED_FORMANT"  # a voxarena.v1.GeneratorFamily name
+    tasks = ("TTS",)  # TTS, CLONE, RECONSTRUCT, CONVERT
     native_sample_rate = 22050
-    deterministic = True                 # same request + seed -> same bytes? (conformance checks it)
+    deterministic = True  # same request + seed -> same bytes? (conformance checks it)
     timing_scope = "synthesis: one engine process per request"
     voices = (Voice("default", "en-US", "the engine's default voice"),)
 
@@ -40,7 +41,7 @@ class TemplateGenerator(GeneratorModel):
         # or UNIMPLEMENTED. Raise InvalidArgument for any other mistake of the client's.
         if len(request.text) > 2000:
             raise InvalidArgument(f"text of {len(request.text)} characters; at most 2000")
-        clip = run_engine(COMMAND, request.text, 120, self.name)   # -> AudioClip (samples, rate)
+        clip = run_engine(COMMAND, request.text, 120, self.name)  # -> AudioClip (samples, rate)
         return SynthesisResult(clip)
 
 

@@ -2,6 +2,7 @@
 
 ``python -m services.testing.dummy_cloner --port N``
 """
+
 from __future__ import annotations
 
 from services.sdk import serve

@@ -2,6 +2,7 @@
 at 16 kHz. Real speech has breath and fricative energy up there; the dummy buzz has little.
 ``python -m services.testing.dummy_detector --port N``
 """
+
 from __future__ import annotations
 
 import numpy as np

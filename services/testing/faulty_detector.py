@@ -7,6 +7,7 @@ the SDK prevents (is_llr against GetInfo, max_batch_size, echoes) live in ``raw_
 
 ``python -m services.testing.faulty_detector --fault batch_normalised --port 0``
 """
+
 from __future__ import annotations
 
 import argparse
@@ -43,9 +44,9 @@ class FaultyDetector(DummyDetector):
         fault = self.fault
         if fault == "refuses_max_batch" and len(clips) > 4:
             raise InvalidArgument(f"batch of {len(clips)} clips; at most 4")
-        if fault == "shared_state":   # the bug: per-call state kept on the shared model
+        if fault == "shared_state":  # the bug: per-call state kept on the shared model
             self._current = clips
-            time.sleep(0.2)   # long enough for concurrent calls to overlap on a busy machine
+            time.sleep(0.2)  # long enough for concurrent calls to overlap on a busy machine
             clips = self._current
         scores = super().score_batch(clips)
         if fault == "batch_normalised" and len(scores) > 1:

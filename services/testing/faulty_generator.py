@@ -8,6 +8,7 @@ It does every task and has two voices, one at a rate of its own.
 
 ``python -m services.testing.faulty_generator --fault wrong_native_rate --port 0``
 """
+
 from __future__ import annotations
 
 import argparse
@@ -53,27 +54,30 @@ class FaultyGenerator(DummyGenerator):
         fault = self.fault
         if fault == "clone_crashes" and request.task == "CLONE":
             raise RuntimeError("speaker encoder failed: tensor of shape (0, 256)")
-        if fault == "shared_state":   # the bug: per-request state kept on the shared model
+        if fault == "shared_state":  # the bug: per-request state kept on the shared model
             self._current = request
-            time.sleep(0.2)   # long enough for concurrent calls to overlap on a busy machine
+            time.sleep(0.2)  # long enough for concurrent calls to overlap on a busy machine
             request = self._current
         result = super().synthesize(request)
         x, rate = result.audio.as_float32(), result.audio.sample_rate
-        if fault == "wrong_native_rate":   # the engine runs at 16 kHz whatever GetInfo says
+        if fault == "wrong_native_rate":  # the engine runs at 16 kHz whatever GetInfo says
             x, rate = resample(x, rate, TRUE_RATE), TRUE_RATE
         if request.voice == "buzz-8k" and fault != "wrong_voice_rate":
             x, rate = resample(x, rate, 8000), 8000
         if fault == "not_deterministic":
             x = x + 0.01 * np.random.default_rng().standard_normal(x.size).astype(np.float32)
         if fault == "too_short" and request.task in ("TTS", "CLONE"):
-            x = x[:rate // 4]
+            x = x[: rate // 4]
         if fault == "reconstruct_too_long" and request.task == "RECONSTRUCT":
             x = np.tile(x, 3)
         if fault == "over_full_scale":
             return SynthesisResult(AudioClip((1.5 * x / np.abs(x).max()).astype(np.float32), rate))
         audio = AudioClip((np.clip(x, -1, 1) * 32767).astype(np.int16), rate)
-        return SynthesisResult(audio, voice="somebody-else" if fault == "wrong_voice" else "",
-                               seed=request.seed + 1 if fault == "wrong_seed" else None)
+        return SynthesisResult(
+            audio,
+            voice="somebody-else" if fault == "wrong_voice" else "",
+            seed=request.seed + 1 if fault == "wrong_seed" else None,
+        )
 
 
 def _arguments(parser: argparse.ArgumentParser) -> None:

@@ -4,6 +4,7 @@ It bypasses the SDK (which would never let these through). The behaviour of a re
 by ``seed % len(modes)`` over the comma-separated ``modes`` parameter (default: all of them), so a
 run cycles through every kind of bad response. ``python -m services.testing.misbehaving_generator``
 """
+
 from __future__ import annotations
 
 import argparse
@@ -17,8 +18,21 @@ from voxarena.codec import AudioClip, encode_audio
 from voxarena.v1 import common_pb2, generator_pb2, generator_pb2_grpc
 
 RATE = 16000
-MODES = ("ok", "wrong_id", "wrong_seed", "empty", "nan", "stereo", "wrong_rate", "too_long", "too_short",
-         "no_timing", "unavailable_once", "internal", "invalid_argument")
+MODES = (
+    "ok",
+    "wrong_id",
+    "wrong_seed",
+    "empty",
+    "nan",
+    "stereo",
+    "wrong_rate",
+    "too_long",
+    "too_short",
+    "no_timing",
+    "unavailable_once",
+    "internal",
+    "invalid_argument",
+)
 
 
 class MisbehavingServicer(generator_pb2_grpc.GeneratorServiceServicer):
@@ -28,9 +42,15 @@ class MisbehavingServicer(generator_pb2_grpc.GeneratorServiceServicer):
 
     def GetInfo(self, request, context):
         return generator_pb2.GeneratorInfo(
-            model=common_pb2.ModelInfo(name="misbehaving-generator", version="1.0.0", native_sample_rate=RATE,
-                                       deterministic=True, timing_scope="synthesis"),
-            family=generator_pb2.VOCODER_DSP, tasks=[generator_pb2.TTS],
+            model=common_pb2.ModelInfo(
+                name="misbehaving-generator",
+                version="1.0.0",
+                native_sample_rate=RATE,
+                deterministic=True,
+                timing_scope="synthesis",
+            ),
+            family=generator_pb2.VOCODER_DSP,
+            tasks=[generator_pb2.TTS],
         )
 
     def Synthesize(self, request, context):
@@ -38,9 +58,12 @@ class MisbehavingServicer(generator_pb2_grpc.GeneratorServiceServicer):
         mode = modes[request.seed % len(modes)]
         t = np.arange(RATE) / RATE
         good = AudioClip((0.2 * np.sin(2 * np.pi * 220 * t)).astype(np.float32), RATE)
-        resp = generator_pb2.SynthesizeResponse(request_id=request.request_id, seed=request.seed,
-                                                audio=encode_audio(good),
-                                                timing=common_pb2.Timing(wall_seconds=0.01, scope="synthesis"))
+        resp = generator_pb2.SynthesizeResponse(
+            request_id=request.request_id,
+            seed=request.seed,
+            audio=encode_audio(good),
+            timing=common_pb2.Timing(wall_seconds=0.01, scope="synthesis"),
+        )
         if mode == "wrong_id":
             resp.request_id = request.request_id + "-x"
         elif mode == "wrong_seed":
@@ -78,8 +101,12 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     servicer = MisbehavingServicer()
     name = generator_pb2.DESCRIPTOR.services_by_name["GeneratorService"].full_name
-    running = create_server([(name, lambda s: generator_pb2_grpc.add_GeneratorServiceServicer_to_server(servicer, s))],
-                            f"{args.host}:{args.port}", max_message_mb=args.max_message_mb, workers=args.workers)
+    running = create_server(
+        [(name, lambda s: generator_pb2_grpc.add_GeneratorServiceServicer_to_server(servicer, s))],
+        f"{args.host}:{args.port}",
+        max_message_mb=args.max_message_mb,
+        workers=args.workers,
+    )
     run_until_signalled(running, lambda: None, "misbehaving-generator")
 
 

@@ -7,6 +7,7 @@ prevented, so only a hand-written service can make it, and ``orchestrator confor
 
 ``python -m services.testing.raw_faulty_services --role detector --fault is_llr_mismatch --port 0``
 """
+
 from __future__ import annotations
 
 import argparse
@@ -72,18 +73,29 @@ class RawGenerator(generator_pb2_grpc.GeneratorServiceServicer):
 
     SCOPE = "synthesis: numpy tone"
 
-    def __init__(self, fault: str, running: "RawServer | None" = None) -> None:
+    def __init__(self, fault: str, running: RawServer | None = None) -> None:
         self.fault, self.running = fault, running
         self.declared_option = "speaking_rate" if fault == "default_option_refused" else "speed"
 
     def GetInfo(self, request, context):
         return generator_pb2.GeneratorInfo(
-            model=common_pb2.ModelInfo(name="raw-generator", version="1.0.0", licence="Apache-2.0",
-                                       native_sample_rate=RATE, deterministic=True, timing_scope=self.SCOPE),
-            family=generator_pb2.VOCODER_DSP, tasks=[generator_pb2.TTS, generator_pb2.RECONSTRUCT],
+            model=common_pb2.ModelInfo(
+                name="raw-generator",
+                version="1.0.0",
+                licence="Apache-2.0",
+                native_sample_rate=RATE,
+                deterministic=True,
+                timing_scope=self.SCOPE,
+            ),
+            family=generator_pb2.VOCODER_DSP,
+            tasks=[generator_pb2.TTS, generator_pb2.RECONSTRUCT],
             voices=[generator_pb2.VoiceSpec(name="tone", language="en-US", description="a seeded tone")],
-            options=[common_pb2.OptionSpec(name=self.declared_option, description="speaking-rate factor, 0.5..2",
-                                           default_value="1.0")])
+            options=[
+                common_pb2.OptionSpec(
+                    name=self.declared_option, description="speaking-rate factor, 0.5..2", default_value="1.0"
+                )
+            ],
+        )
 
     def Synthesize(self, request, context):
         try:
@@ -116,8 +128,11 @@ class RawGenerator(generator_pb2_grpc.GeneratorServiceServicer):
             if not request.HasField("source_audio"):
                 raise Refused("RECONSTRUCT needs source_audio")
             source = request.source_audio
-            if self.fault == "dies_after_bad_input" and source.encoding == common_pb2.PCM_F32LE and np.isnan(
-                    np.frombuffer(source.data, "<f4")).any():
+            if (
+                self.fault == "dies_after_bad_input"
+                and source.encoding == common_pb2.PCM_F32LE
+                and np.isnan(np.frombuffer(source.data, "<f4")).any()
+            ):
                 os._exit(3)
             clip = _audio(source, "source_audio")
             n, key = int(clip.duration * RATE), clip.samples.tobytes()
@@ -129,8 +144,11 @@ class RawGenerator(generator_pb2_grpc.GeneratorServiceServicer):
         scope = "synthesis" if self.fault == "wrong_timing_scope" else self.SCOPE
         return generator_pb2.SynthesizeResponse(
             request_id=request.request_id + "-x" if self.fault == "wrong_request_id" else request.request_id,
-            seed=request.seed, voice="tone", timing=_timing(t0, t0 + wall, wall, scope),
-            audio=encode_audio(AudioClip((x * 32767).astype(np.int16), RATE)))
+            seed=request.seed,
+            voice="tone",
+            timing=_timing(t0, t0 + wall, wall, scope),
+            audio=encode_audio(AudioClip((x * 32767).astype(np.int16), RATE)),
+        )
 
 
 class RawDetector(detector_pb2_grpc.DetectorServiceServicer):
@@ -144,9 +162,18 @@ class RawDetector(detector_pb2_grpc.DetectorServiceServicer):
 
     def GetInfo(self, request, context):
         return detector_pb2.DetectorInfo(
-            model=common_pb2.ModelInfo(name="raw-detector", version="1.0.0", licence="Apache-2.0",
-                                       native_sample_rate=RATE, deterministic=True, timing_scope=self.SCOPE),
-            family=detector_pb2.HANDCRAFTED_FRONT_END, calibrated=False, max_batch_size=self.MAX_BATCH)
+            model=common_pb2.ModelInfo(
+                name="raw-detector",
+                version="1.0.0",
+                licence="Apache-2.0",
+                native_sample_rate=RATE,
+                deterministic=True,
+                timing_scope=self.SCOPE,
+            ),
+            family=detector_pb2.HANDCRAFTED_FRONT_END,
+            calibrated=False,
+            max_batch_size=self.MAX_BATCH,
+        )
 
     def _score(self, item: detector_pb2.ScoreRequest) -> detector_pb2.ScoreResponse:
         if not item.request_id:
@@ -155,11 +182,14 @@ class RawDetector(detector_pb2_grpc.DetectorServiceServicer):
             raise Refused(f"unknown option(s) {', '.join(sorted(item.parameters))}; raw-detector has none")
         t0, p0 = time.time(), time.perf_counter()
         x = _audio(item.audio, "audio").as_float32().astype(np.float64)
-        score = float(np.log(np.sqrt(np.mean(x ** 2)) + 1e-9))
+        score = float(np.log(np.sqrt(np.mean(x**2)) + 1e-9))
         wall = time.perf_counter() - p0
         return detector_pb2.ScoreResponse(
             request_id=item.request_id + "-x" if self.fault == "wrong_request_id" else item.request_id,
-            score=score, is_llr=self.fault == "is_llr_mismatch", timing=_timing(t0, t0 + wall, wall, self.SCOPE))
+            score=score,
+            is_llr=self.fault == "is_llr_mismatch",
+            timing=_timing(t0, t0 + wall, wall, self.SCOPE),
+        )
 
     def Score(self, request, context):
         try:
@@ -169,16 +199,22 @@ class RawDetector(detector_pb2_grpc.DetectorServiceServicer):
 
     def ScoreBatch(self, request, context):
         if len(request.items) > self.MAX_BATCH and self.fault != "ignores_max_batch_size":
-            context.abort(grpc.StatusCode.INVALID_ARGUMENT,
-                          f"batch of {len(request.items)}: more than max_batch_size {self.MAX_BATCH}")
+            context.abort(
+                grpc.StatusCode.INVALID_ARGUMENT,
+                f"batch of {len(request.items)}: more than max_batch_size {self.MAX_BATCH}",
+            )
         t0, p0 = time.time(), time.perf_counter()
         out = []
         for item in request.items:
             try:
                 out.append(detector_pb2.ScoreBatchItem(request_id=item.request_id, result=self._score(item)))
             except Refused as e:
-                out.append(detector_pb2.ScoreBatchItem(request_id=item.request_id, error=detector_pb2.ItemError(
-                    code=e.code.value[0], message=f"{item.request_id}: {e}")))
+                out.append(
+                    detector_pb2.ScoreBatchItem(
+                        request_id=item.request_id,
+                        error=detector_pb2.ItemError(code=e.code.value[0], message=f"{item.request_id}: {e}"),
+                    )
+                )
         wall = time.perf_counter() - p0
         return detector_pb2.ScoreBatchResponse(items=out, timing=_timing(t0, t0 + wall, wall, self.SCOPE))
 
@@ -190,19 +226,26 @@ class RawServer:
     health: health.HealthServicer
 
     def set_serving(self, serving: bool) -> None:
-        self.health.set("", health_pb2.HealthCheckResponse.SERVING if serving
-                        else health_pb2.HealthCheckResponse.NOT_SERVING)
+        self.health.set(
+            "", health_pb2.HealthCheckResponse.SERVING if serving else health_pb2.HealthCheckResponse.NOT_SERVING
+        )
 
 
-def build_server(role: str, fault: str, address: str = "[::]:0", max_message_mb: float = 64,
-                 workers: int = 4) -> RawServer:
+def build_server(
+    role: str, fault: str, address: str = "[::]:0", max_message_mb: float = 64, workers: int = 4
+) -> RawServer:
     """A not yet started server of ``role`` with ``fault``: plain grpc, health and reflection, NOT_SERVING."""
     if fault not in FAULTS[role]:
         raise ValueError(f"unknown {role} fault {fault!r}; known: {', '.join(FAULTS[role])}")
     limit = int(max_message_mb * 1024 * 1024)
-    server = grpc.server(futures.ThreadPoolExecutor(max_workers=workers),
-                         options=[("grpc.max_receive_message_length", limit), ("grpc.max_send_message_length", limit),
-                                  ("grpc.so_reuseport", 0)])
+    server = grpc.server(
+        futures.ThreadPoolExecutor(max_workers=workers),
+        options=[
+            ("grpc.max_receive_message_length", limit),
+            ("grpc.max_send_message_length", limit),
+            ("grpc.so_reuseport", 0),
+        ],
+    )
     health_servicer = health.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     port = server.add_insecure_port(address)

@@ -3,6 +3,7 @@
 
 Needs the images (`make images`) and Docker with docker-compose; marked ``container`` (CI builds the
 images first and runs these)."""
+
 from __future__ import annotations
 
 import csv
@@ -22,12 +23,15 @@ COMPOSE = shutil.which("docker-compose") and ["docker-compose"] or ["docker", "c
 PROJECT = "voxarena-test"
 
 
-def compose(*args: str, env: dict | None = None, timeout: float = 900, check: bool = True) -> subprocess.CompletedProcess:
+def compose(
+    *args: str, env: dict | None = None, timeout: float = 900, check: bool = True
+) -> subprocess.CompletedProcess:
     import os
 
     full_env = {**os.environ, **(env or {})}
-    out = subprocess.run([*COMPOSE, "-p", PROJECT, *args], cwd=REPO, capture_output=True, text=True, timeout=timeout,
-                         env=full_env)
+    out = subprocess.run(
+        [*COMPOSE, "-p", PROJECT, *args], cwd=REPO, capture_output=True, text=True, timeout=timeout, env=full_env
+    )
     if check and out.returncode != 0:
         raise AssertionError(f"{' '.join(args)} exited {out.returncode}:\n{out.stdout[-3000:]}\n{out.stderr[-3000:]}")
     return out
@@ -51,8 +55,13 @@ def stack(speech_dir):
             states = {}
             for n in names:
                 cid = compose("ps", "-q", n, env=env).stdout.strip()
-                states[n] = subprocess.run(["docker", "inspect", "-f", "{{.State.Health.Status}}", cid],
-                                           capture_output=True, text=True).stdout.strip() if cid else "missing"
+                states[n] = (
+                    subprocess.run(
+                        ["docker", "inspect", "-f", "{{.State.Health.Status}}", cid], capture_output=True, text=True
+                    ).stdout.strip()
+                    if cid
+                    else "missing"
+                )
             if all(s == "healthy" for s in states.values()):
                 break
             if time.monotonic() > deadline:
@@ -84,13 +93,40 @@ def test_compose_run_matches_local_run(stack, tmp_path):
     name = f"compose-smoke-{int(time.time())}"
     in_stack = REPO / "runs" / name
     try:
-        out = compose("run", "--rm", "orchestrator", "run", "configs/compose-smoke.yaml", "--out", f"runs/{name}",
-                      "--no-progress", env=stack, timeout=1800, check=False)
+        out = compose(
+            "run",
+            "--rm",
+            "orchestrator",
+            "run",
+            "configs/compose-smoke.yaml",
+            "--out",
+            f"runs/{name}",
+            "--no-progress",
+            env=stack,
+            timeout=1800,
+            check=False,
+        )
         assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
         local = tmp_path / "local"
-        done = subprocess.run([sys.executable, "-m", "orchestrator", "run", "configs/compose-smoke.yaml", "--out",
-                               str(local), "--no-progress", "--stack", "local"], cwd=REPO, capture_output=True,
-                              text=True, timeout=1800, env={**__import__("os").environ, "VOXARENA_SPEECH": stack["VOXARENA_SPEECH"]})
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "orchestrator",
+                "run",
+                "configs/compose-smoke.yaml",
+                "--out",
+                str(local),
+                "--no-progress",
+                "--stack",
+                "local",
+            ],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=1800,
+            env={**__import__("os").environ, "VOXARENA_SPEECH": stack["VOXARENA_SPEECH"]},
+        )
         assert done.returncode == 0, done.stderr[-3000:]
         record = json.loads((in_stack / "run.json").read_text())
         assert record["stack"] == "compose" and record["services"]["espeak-ng"]["address"] == "dns:///espeak-ng:50051"
@@ -101,8 +137,9 @@ def test_compose_run_matches_local_run(stack, tmp_path):
         assert {k: r["score"] for k, r in da.items()} == {k: r["score"] for k, r in db.items()}
         for table in ("detection_metrics.csv", "generator_metrics.csv"):
             ta, tb = _csv(in_stack / "metrics" / table), _csv(local / "metrics" / table)
-            drop = {"rtf", "rtf_ci_low", "rtf_ci_high", "scorer_fingerprint"}   # wall-clock timing differs
-            assert [{k: v for k, v in r.items() if k not in drop} for r in ta] == \
-                   [{k: v for k, v in r.items() if k not in drop} for r in tb], table
+            drop = {"rtf", "rtf_ci_low", "rtf_ci_high", "scorer_fingerprint"}  # wall-clock timing differs
+            assert [{k: v for k, v in r.items() if k not in drop} for r in ta] == [
+                {k: v for k, v in r.items() if k not in drop} for r in tb
+            ], table
     finally:
         shutil.rmtree(in_stack, ignore_errors=True)

@@ -3,6 +3,7 @@ under 1.5 GB, and an image with a converted model carries it with its provenance
 
 Needs the images (``make images``); marked ``container``. Conformance of every image in the running
 stack is in test_compose_stack.py."""
+
 from __future__ import annotations
 
 import importlib
@@ -21,8 +22,9 @@ REPO = Path(__file__).resolve().parents[2]
 MAX_IMAGE_BYTES = 1.5e9
 SERVICES = {svc.name: svc for svc in catalogue.SERVICES}
 # Every image that serves a model; the torch profile's hf-audio-classifier holds torch by design.
-SERVING = sorted(svc.name for svc in catalogue.SERVICES
-                 if svc.role != "orchestrator" and svc.compose_profile != "torch")
+SERVING = sorted(
+    svc.name for svc in catalogue.SERVICES if svc.role != "orchestrator" and svc.compose_profile != "torch"
+)
 CONVERTED = sorted(name for name in SERVING if SERVICES[name].converted_model)
 
 
@@ -41,8 +43,15 @@ def image_of(name: str) -> str:
 
 @pytest.mark.parametrize("name", SERVING)
 def test_serving_image_holds_no_torch(name):
-    out = docker("run", "--rm", "--entrypoint", "python", image_of(name), "-c",
-                 "import importlib.util, sys; sys.exit(importlib.util.find_spec('torch') is not None)")
+    out = docker(
+        "run",
+        "--rm",
+        "--entrypoint",
+        "python",
+        image_of(name),
+        "-c",
+        "import importlib.util, sys; sys.exit(importlib.util.find_spec('torch') is not None)",
+    )
     assert out.returncode == 0, f"{name}: torch is importable in {SERVICES[name].image}"
 
 
@@ -50,8 +59,15 @@ def test_serving_image_holds_no_torch(name):
 def test_image_leaves_tmp_to_the_service_user(name):
     """Under a plain `docker run` /tmp is the image's own: a root-owned NUMBA_CACHE_DIR left there by the
     build made librosa's import fail for the service user (kokoro's CLONE answered INTERNAL)."""
-    out = docker("run", "--rm", "--entrypoint", "sh", image_of(name), "-c",
-                 'mkdir -p "$NUMBA_CACHE_DIR" && test -w "$NUMBA_CACHE_DIR" && touch "$NUMBA_CACHE_DIR/.probe"')
+    out = docker(
+        "run",
+        "--rm",
+        "--entrypoint",
+        "sh",
+        image_of(name),
+        "-c",
+        'mkdir -p "$NUMBA_CACHE_DIR" && test -w "$NUMBA_CACHE_DIR" && touch "$NUMBA_CACHE_DIR/.probe"',
+    )
     assert out.returncode == 0, f"{name}: the service user cannot write NUMBA_CACHE_DIR in /tmp: {out.stderr}"
 
 
@@ -73,10 +89,12 @@ def test_converted_models_in_the_image_are_the_committed_sources(name):
 
     models = converted_models(name)
     assert models, f"{name}: its Dockerfile takes CONVERTER_IMAGE but copies no model"
-    script = ("import json, sys; from voxarena.converted import load_converted; "
-              "print(json.dumps({m: load_converted(m).provenance for m in sys.argv[1:]}))")
+    script = (
+        "import json, sys; from voxarena.converted import load_converted; "
+        "print(json.dumps({m: load_converted(m).provenance for m in sys.argv[1:]}))"
+    )
     out = docker("run", "--rm", "--entrypoint", "python", image_of(name), "-c", script, *models)
-    assert out.returncode == 0, out.stderr[-2000:]    # load_converted checks every file against provenance
+    assert out.returncode == 0, out.stderr[-2000:]  # load_converted checks every file against provenance
     for model, provenance in json.loads(out.stdout).items():
         committed = importlib.import_module(CONVERTERS[model]).SOURCE.sha256
         assert provenance["source"]["sha256"] == committed, model

@@ -7,6 +7,7 @@ values or the host's answer to the same command (typer's runner, the same code i
 The files are made by the tests; the run is a small one on the host with the test-double services.
 The pytest base directory is mounted at its own path, so the paths a run records resolve inside the
 container. Needs the image (``make images``); marked ``container``."""
+
 from __future__ import annotations
 
 import json
@@ -44,9 +45,23 @@ def orchestrator(tmp_path_factory):
     base = tmp_path_factory.getbasetemp().resolve()
 
     def run(*args: str) -> subprocess.CompletedProcess:
-        return docker("run", "--rm", "--network", "none", "--read-only", "--tmpfs", "/tmp",
-                      "--user", f"{os.getuid()}:{os.getgid()}", "-v", f"{base}:{base}", "-w", str(base),
-                      IMAGE, *map(str, args))
+        return docker(
+            "run",
+            "--rm",
+            "--network",
+            "none",
+            "--read-only",
+            "--tmpfs",
+            "/tmp",
+            "--user",
+            f"{os.getuid()}:{os.getgid()}",
+            "-v",
+            f"{base}:{base}",
+            "-w",
+            str(base),
+            IMAGE,
+            *map(str, args),
+        )
 
     return run
 
@@ -63,22 +78,33 @@ def on_host(*args) -> str:
 
 
 def test_the_image_has_the_statistics_cores_dependencies_and_no_torch(orchestrator):
-    out = docker("run", "--rm", "--entrypoint", "python", IMAGE, "-c",
-                 "import importlib.util as u; print(u.find_spec('scipy') is not None, u.find_spec('torch') is None)")
+    out = docker(
+        "run",
+        "--rm",
+        "--entrypoint",
+        "python",
+        IMAGE,
+        "-c",
+        "import importlib.util as u; print(u.find_spec('scipy') is not None, u.find_spec('torch') is None)",
+    )
     assert ok(out).split() == ["True", "True"], out.stdout
 
 
 def test_metrics_detection_from_asvspoof_files(orchestrator, tmp_path):
     # bona fide .9 .8 .3, spoof .5 .2 .1 .4: EER between 1/3 missed and 1/4 accepted; minCllr needs scipy (PAV)
-    trials = [("b1", .9), ("b2", .8), ("b3", .3), ("s1", .5), ("s2", .2), ("s3", .1), ("s4", .4)]
+    trials = [("b1", 0.9), ("b2", 0.8), ("b3", 0.3), ("s1", 0.5), ("s2", 0.2), ("s3", 0.1), ("s4", 0.4)]
     scores, keys = tmp_path / "scores.tsv", tmp_path / "keys.tsv"
     scores.write_text("filename\tcm-score\n" + "".join(f"{n}\t{s}\n" for n, s in trials))
-    keys.write_text("filename\tcm-label\n" + "".join(f"{n}\t{'bonafide' if n[0] == 'b' else 'spoof'}\n" for n, _ in trials))
+    keys.write_text(
+        "filename\tcm-label\n" + "".join(f"{n}\t{'bonafide' if n[0] == 'b' else 'spoof'}\n" for n, _ in trials)
+    )
     got = json.loads(ok(orchestrator("metrics", "detection", "--scores", scores, "--keys", keys)))
     assert got["eer"] == pytest.approx((1 / 3 + 0.25) / 2) and (got["n_bonafide"], got["n_spoof"]) == (3, 4)
     assert got["min_dcf"] == pytest.approx(0.5) and got["act_dcf"] == pytest.approx(1.0)
-    cllr = 0.5 * (sum(math.log2(1 + math.exp(-x)) for x in (.9, .8, .3)) / 3
-                  + sum(math.log2(1 + math.exp(x)) for x in (.5, .2, .1, .4)) / 4)
+    cllr = 0.5 * (
+        sum(math.log2(1 + math.exp(-x)) for x in (0.9, 0.8, 0.3)) / 3
+        + sum(math.log2(1 + math.exp(x)) for x in (0.5, 0.2, 0.1, 0.4)) / 4
+    )
     assert got["cllr"] == pytest.approx(cllr)
     assert got == pytest.approx(json.loads(on_host("metrics", "detection", "--scores", scores, "--keys", keys)))
     # a bad file is refused by name, as on the host
@@ -87,20 +113,23 @@ def test_metrics_detection_from_asvspoof_files(orchestrator, tmp_path):
     assert refused.returncode == 2 and "not in the keys" in refused.stdout + refused.stderr
 
 
-@pytest.mark.parametrize("kind, table", [("tts", "sok_table4_tts.csv"), ("reconstruction", "sok_table5_reconstruction.csv")])
+@pytest.mark.parametrize(
+    "kind, table", [("tts", "sok_table4_tts.csv"), ("reconstruction", "sok_table5_reconstruction.csv")]
+)
 def test_generator_composites_of_the_sok_tables(orchestrator, tmp_path, read_csv, kind, table):
     csv_path = tmp_path / table
     shutil.copy(SOK / table, csv_path)
     got = json.loads(ok(orchestrator("composite", kind, csv_path)))
     assert got == pytest.approx(json.loads(on_host("composite", kind, csv_path)))
-    paper = {r["system"]: float(r["paper_overall"]) for r in read_csv(csv_path)}   # the paper's own overall score
+    paper = {r["system"]: float(r["paper_overall"]) for r in read_csv(csv_path)}  # the paper's own overall score
     assert sorted(got, key=got.get) == sorted(paper, key=paper.get)
 
 
 def test_detector_composite_by_hand(orchestrator, tmp_path):
     pairs, params = tmp_path / "pairs.csv", tmp_path / "params.csv"
-    pairs.write_text("detector,generator,eer,cllr,min_dcf\nA,g1,0.1,0.5,0.2\nA,g2,0.3,0.9,0.4\n"
-                     "B,g1,0.2,0.7,0.3\nB,g2,0.5,1.3,0.6\n")
+    pairs.write_text(
+        "detector,generator,eer,cllr,min_dcf\nA,g1,0.1,0.5,0.2\nA,g2,0.3,0.9,0.4\nB,g1,0.2,0.7,0.3\nB,g2,0.5,1.3,0.6\n"
+    )
     params.write_text("detector,params_m\nA,100\nB,1\n")
     # normalised over all pairs: A (0, .5), B (.25, 1); log params: A 1, B 0
     got = json.loads(ok(orchestrator("composite", "detectors", pairs, "--params", params)))
@@ -110,9 +139,17 @@ def test_detector_composite_by_hand(orchestrator, tmp_path):
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory, synthetic_dataset, make_config, run_arena) -> Path:
     tmp = tmp_path_factory.mktemp("offline-run")
-    config = make_config(tmp, synthetic_dataset, **{"dataset.max_items": 6, "protocol.tasks": ["TTS", "CLONE"],
-                                                    "generators": {"dummy-generator": {}, "dummy-cloner": {}},
-                                                    "scorer.metrics": ["rtf"], "scorer.bootstrap_resamples": 20})
+    config = make_config(
+        tmp,
+        synthetic_dataset,
+        **{
+            "dataset.max_items": 6,
+            "protocol.tasks": ["TTS", "CLONE"],
+            "generators": {"dummy-generator": {}, "dummy-cloner": {}},
+            "scorer.metrics": ["rtf"],
+            "scorer.bootstrap_resamples": 20,
+        },
+    )
     out = tmp / "run"
     run_arena(config, out)
     return out
@@ -124,12 +161,27 @@ def test_export_asvspoof_and_score_the_export(orchestrator, run_dir, read_csv):
     image_files = sorted(p.name for p in (run_dir.parent / "image-export").iterdir())
     assert image_files == ["dummy-detector.scores.tsv", "keys.tsv"]
     for name in image_files:
-        assert (run_dir.parent / "image-export" / name).read_bytes() == (run_dir.parent / "host-export" / name).read_bytes()
+        assert (run_dir.parent / "image-export" / name).read_bytes() == (
+            run_dir.parent / "host-export" / name
+        ).read_bytes()
     # The export holds the one-shot clean trials: its EER is the run's pooled row, computed by the scorer.
-    got = json.loads(ok(orchestrator("metrics", "detection", "--scores", run_dir.parent / "image-export" / image_files[0],
-                                     "--keys", run_dir.parent / "image-export" / "keys.tsv")))
-    pooled = next(r for r in read_csv(run_dir / "metrics" / "detection_metrics.csv")
-                  if r["generator"] == "pooled" and r["condition"] == "clean")
+    got = json.loads(
+        ok(
+            orchestrator(
+                "metrics",
+                "detection",
+                "--scores",
+                run_dir.parent / "image-export" / image_files[0],
+                "--keys",
+                run_dir.parent / "image-export" / "keys.tsv",
+            )
+        )
+    )
+    pooled = next(
+        r
+        for r in read_csv(run_dir / "metrics" / "detection_metrics.csv")
+        if r["generator"] == "pooled" and r["condition"] == "clean"
+    )
     assert got["eer"] == pytest.approx(float(pooled["eer"]), abs=1e-9)
     assert (got["n_bonafide"], got["n_spoof"]) == (int(pooled["n_bonafide"]), int(pooled["n_spoof"]))
 
@@ -148,9 +200,12 @@ def test_status_report_and_comparisons_of_a_run(orchestrator, run_dir):
     assert status["complete"] and status == json.loads(on_host("status", run_dir, "--json"))
     ok(orchestrator("report", run_dir))
     report = json.loads((run_dir / "report.json").read_text())
-    assert set(report["generators"]) == {"dummy-generator", "dummy-cloner"} and (run_dir / "report.html").stat().st_size > 0
+    assert (
+        set(report["generators"]) == {"dummy-generator", "dummy-cloner"}
+        and (run_dir / "report.html").stat().st_size > 0
+    )
     assert "comparable" in ok(orchestrator("compare-check", run_dir, run_dir))
-    ok(orchestrator("compare", run_dir, run_dir))       # a run against itself: no regression, exit 0
+    ok(orchestrator("compare", run_dir, run_dir))  # a run against itself: no regression, exit 0
     timing = json.loads(ok(orchestrator("compare-timing", run_dir, run_dir, "--json")))
     assert timing["rows"] == json.loads(on_host("compare-timing", run_dir, run_dir, "--json"))["rows"]
     assert ok(orchestrator("datasets", "list")).strip()

@@ -10,6 +10,7 @@ cosmic-ray runs; it exits with pytest's exit code.
     python tests/mutation/forkserver.py serve SOCKET
     python tests/mutation/forkserver.py run SOCKET TIMEOUT -- PYTEST_ARGS...
 """
+
 from __future__ import annotations
 
 import json
@@ -18,14 +19,28 @@ import signal
 import socket
 import sys
 
-PRELOAD = ("numpy", "scipy.optimize", "scipy.signal", "sklearn.metrics", "sklearn.isotonic", "soundfile", "soxr",
-           "yaml", "pydantic", "google.protobuf", "pytest", "_pytest.python", "typer", "rich")
+PRELOAD = (
+    "numpy",
+    "scipy.optimize",
+    "scipy.signal",
+    "sklearn.metrics",
+    "sklearn.isotonic",
+    "soundfile",
+    "soxr",
+    "yaml",
+    "pydantic",
+    "google.protobuf",
+    "pytest",
+    "_pytest.python",
+    "typer",
+    "rich",
+)
 
 
 def serve(path: str) -> None:
     import importlib
 
-    for name in PRELOAD:          # never a project module: those must come from the mutated tree
+    for name in PRELOAD:  # never a project module: those must come from the mutated tree
         try:
             importlib.import_module(name)
         except ImportError:
@@ -43,7 +58,7 @@ def serve(path: str) -> None:
             pid = os.fork()
             if pid == 0:
                 server.close()
-                signal.alarm(int(request["timeout"]))       # a mutant that hangs dies with SIGALRM
+                signal.alarm(int(request["timeout"]))  # a mutant that hangs dies with SIGALRM
                 os.chdir(request["cwd"])
                 sys.path.insert(0, request["cwd"])
                 devnull = os.open(os.devnull, os.O_WRONLY)
@@ -63,7 +78,7 @@ def run(path: str, timeout: float, args: list[str]) -> int:
     client.sendall((json.dumps({"cwd": os.getcwd(), "args": args, "timeout": timeout}) + "\n").encode())
     answer = client.makefile().readline().strip()
     code = int(answer) if answer else 1
-    return code if code >= 0 else 1       # killed by a signal (e.g. the alarm): the mutant is caught
+    return code if code >= 0 else 1  # killed by a signal (e.g. the alarm): the mutant is caught
 
 
 if __name__ == "__main__":
@@ -71,6 +86,6 @@ if __name__ == "__main__":
         serve(sys.argv[2])
     elif sys.argv[1] == "run":
         sep = sys.argv.index("--")
-        sys.exit(run(sys.argv[2], float(sys.argv[3]), sys.argv[sep + 1:]))
+        sys.exit(run(sys.argv[2], float(sys.argv[3]), sys.argv[sep + 1 :]))
     else:
         sys.exit(f"usage: {__doc__}")

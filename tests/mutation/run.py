@@ -21,6 +21,7 @@ module-level tables (composite weights, codec rates), would never be mutated; co
 any expression, runs any shell command as the test (a targeted selection per target), and works
 with this flat layout unchanged.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -64,30 +65,73 @@ class Target:
 
 
 TARGETS = [
-    Target("detection", ("voxarena/stats/detection.py",),
-           ("tests/voxarena/stats/test_detection.py", "tests/scorers/test_calibration_loss.py")),
+    Target(
+        "detection",
+        ("voxarena/stats/detection.py",),
+        ("tests/voxarena/stats/test_detection.py", "tests/scorers/test_calibration_loss.py"),
+    ),
     Target("bootstrap", ("voxarena/stats/bootstrap.py",), ("tests/voxarena/stats/test_bootstrap.py",)),
-    Target("composite", ("voxarena/stats/composite.py",),
-           ("tests/voxarena/stats/test_composite.py", "tests/orchestrator/test_offline_cli.py", "-k", "composite")),
+    Target(
+        "composite",
+        ("voxarena/stats/composite.py",),
+        ("tests/voxarena/stats/test_composite.py", "tests/orchestrator/test_offline_cli.py", "-k", "composite"),
+    ),
     Target("i2d", ("voxarena/stats/i2d.py",), ("tests/voxarena/stats/test_i2d.py",)),
     Target("channel", ("orchestrator/channel.py",), ("tests/orchestrator/test_channel.py",)),
-    Target("sdk", ("services/sdk/errors.py", "services/sdk/server.py"), ("tests/services/test_sdk_server.py",),
-           only=("GetInfo", "_to_request", "_bounded", "Synthesize", "_clip", "Score", "ScoreBatch",
-                 "intercept_service", "wrapper", "_require_ready", "model_info", "_options", "_decode"),
-           note="error mapping and echo: the servicers and the interceptor"),
-    Target("clients", ("orchestrator/clients.py",), ("tests/orchestrator/test_clients.py",),
-           only=("call_with_retry", "call", "__init__")),
-    Target("validation", ("orchestrator/validation.py",),
-           ("tests/orchestrator/test_validation.py",)),
-    Target("manifest", ("orchestrator/manifest.py",),
-           ("tests/orchestrator/test_manifest.py", "tests/orchestrator/test_importers.py",
-            "tests/orchestrator/test_asvspoof.py::test_the_three_protocol_layouts"), extended=True,
-           note="manifests, hashes and item seeds"),
-    Target("protocol", ("orchestrator/compare.py",), ("tests/orchestrator/test_compare.py",), extended=True,
-           note="protocol identity (compare-check)"),
-    Target("resume", ("orchestrator/pipeline.py", "orchestrator/fleet.py"), ("tests/orchestrator/test_resume.py",),
-           only=("freeze_manifest", "_check_resume", "check_unchanged"), extended=True,
-           note="what a resume refuses: changed config, dataset (frozen manifest) or model (version, weights)"),
+    Target(
+        "sdk",
+        ("services/sdk/errors.py", "services/sdk/server.py"),
+        ("tests/services/test_sdk_server.py",),
+        only=(
+            "GetInfo",
+            "_to_request",
+            "_bounded",
+            "Synthesize",
+            "_clip",
+            "Score",
+            "ScoreBatch",
+            "intercept_service",
+            "wrapper",
+            "_require_ready",
+            "model_info",
+            "_options",
+            "_decode",
+        ),
+        note="error mapping and echo: the servicers and the interceptor",
+    ),
+    Target(
+        "clients",
+        ("orchestrator/clients.py",),
+        ("tests/orchestrator/test_clients.py",),
+        only=("call_with_retry", "call", "__init__"),
+    ),
+    Target("validation", ("orchestrator/validation.py",), ("tests/orchestrator/test_validation.py",)),
+    Target(
+        "manifest",
+        ("orchestrator/manifest.py",),
+        (
+            "tests/orchestrator/test_manifest.py",
+            "tests/orchestrator/test_importers.py",
+            "tests/orchestrator/test_asvspoof.py::test_the_three_protocol_layouts",
+        ),
+        extended=True,
+        note="manifests, hashes and item seeds",
+    ),
+    Target(
+        "protocol",
+        ("orchestrator/compare.py",),
+        ("tests/orchestrator/test_compare.py",),
+        extended=True,
+        note="protocol identity (compare-check)",
+    ),
+    Target(
+        "resume",
+        ("orchestrator/pipeline.py", "orchestrator/fleet.py"),
+        ("tests/orchestrator/test_resume.py",),
+        only=("freeze_manifest", "_check_resume", "check_unchanged"),
+        extended=True,
+        note="what a resume refuses: changed config, dataset (frozen manifest) or model (version, weights)",
+    ),
 ]
 
 
@@ -120,22 +164,36 @@ def _run(cmd: list[str], cwd: Path, log, timeout: float | None = None) -> subpro
     env = _env()
     log.write(f"$ {' '.join(cmd)}\n")
     log.flush()
-    return subprocess.run(["nice", "-n", "10", *cmd], cwd=cwd, stdout=log, stderr=subprocess.STDOUT, env=env,
-                          timeout=timeout)
+    return subprocess.run(
+        ["nice", "-n", "10", *cmd], cwd=cwd, stdout=log, stderr=subprocess.STDOUT, env=env, timeout=timeout
+    )
 
 
 def _test_command(target: Target, sock: Path, timeout: float) -> list[str]:
     """The forked pytest run of the target's selection (see forkserver.py); the child's own alarm
     fires a little before cosmic-ray's timeout, so the server is free for the next mutant."""
-    return [sys.executable, str(FORKSERVER), "run", str(sock), f"{max(timeout - 10, 10):.0f}", "--",
-            "-x", "-q", "-p", "no:cacheprovider", *target.tests]
+    return [
+        sys.executable,
+        str(FORKSERVER),
+        "run",
+        str(sock),
+        f"{max(timeout - 10, 10):.0f}",
+        "--",
+        "-x",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        *target.tests,
+    ]
 
 
 def _config(target: Target, command: list[str], timeout: float) -> str:
     paths = ", ".join(json.dumps(p) for p in target.paths)
-    return (f"[cosmic-ray]\nmodule-path = [{paths}]\ntimeout = {timeout:.0f}\nexcluded-modules = []\n"
-            f"test-command = {json.dumps(' '.join(command))}\n\n"
-            "[cosmic-ray.distributor]\nname = \"local\"\n")
+    return (
+        f"[cosmic-ray]\nmodule-path = [{paths}]\ntimeout = {timeout:.0f}\nexcluded-modules = []\n"
+        f"test-command = {json.dumps(' '.join(command))}\n\n"
+        '[cosmic-ray.distributor]\nname = "local"\n'
+    )
 
 
 def _filter(session: Path, target: Target) -> int:
@@ -168,9 +226,15 @@ def _collect(session: Path, result: Result) -> None:
             if res.test_outcome == TestOutcome.SURVIVED:
                 result.survived += 1
                 m = item.mutations[0]
-                result.survivors.append({"file": str(m.module_path), "line": m.start_pos[0],
-                                         "function": m.definition_name, "operator": m.operator_name,
-                                         "diff": res.diff or ""})
+                result.survivors.append(
+                    {
+                        "file": str(m.module_path),
+                        "line": m.start_pos[0],
+                        "function": m.definition_name,
+                        "operator": m.operator_name,
+                        "diff": res.diff or "",
+                    }
+                )
             elif res.test_outcome == TestOutcome.INCOMPETENT:
                 result.incompetent += 1
                 result.killed += 1
@@ -187,7 +251,7 @@ def _retest_survivors(scratch: Path, session: Path) -> None:
     archive = subprocess.run(["git", "archive", "HEAD", "tests"], cwd=REPO, capture_output=True, check=True).stdout
     subprocess.run(["tar", "-x", "-C", str(scratch)], input=archive, check=True)
     with sqlite3.connect(session) as db:
-        db.execute("DELETE FROM work_results WHERE test_outcome = 'SURVIVED'")   # stored by enum name
+        db.execute("DELETE FROM work_results WHERE test_outcome = 'SURVIVED'")  # stored by enum name
 
 
 def run_target(target: Target, workdir: Path, resume: bool = False, retest: bool = False) -> Result:
@@ -204,7 +268,7 @@ def run_target(target: Target, workdir: Path, resume: bool = False, retest: bool
         scratch.mkdir(parents=True)
         archive = subprocess.run(["git", "archive", "HEAD"], cwd=REPO, capture_output=True, check=True).stdout
         subprocess.run(["tar", "-x", "-C", str(scratch)], input=archive, check=True)
-        for path in target.paths:      # cosmic-ray restores a mutated file after each run, not when killed
+        for path in target.paths:  # cosmic-ray restores a mutated file after each run, not when killed
             (scratch / ".pristine" / path).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy(scratch / path, scratch / ".pristine" / path)
     else:
@@ -215,16 +279,22 @@ def run_target(target: Target, workdir: Path, resume: bool = False, retest: bool
     t0 = time.perf_counter()
     with open(workdir / f"{target.name}.log", "a" if resume else "w") as log:
         env = _env()
-        server = subprocess.Popen(["nice", "-n", "10", sys.executable, str(FORKSERVER), "serve", str(sock)],
-                                  cwd=workdir,
-                                  stdout=subprocess.PIPE, stderr=log, env=env, text=True)
+        server = subprocess.Popen(
+            ["nice", "-n", "10", sys.executable, str(FORKSERVER), "serve", str(sock)],
+            cwd=workdir,
+            stdout=subprocess.PIPE,
+            stderr=log,
+            env=env,
+            text=True,
+        )
         try:
             if server.stdout.readline().strip() != "ready":
                 result.error = "the fork server did not start"
                 return result
             # The baseline runs plainly, so that a failure shows in the log.
-            base = _run([sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *target.tests],
-                        scratch, log)
+            base = _run(
+                [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *target.tests], scratch, log
+            )
             result.baseline_seconds = time.perf_counter() - t0
             if base.returncode != 0:
                 result.error = f"the selection fails unmutated (see {workdir / target.name}.log)"
@@ -244,7 +314,7 @@ def run_target(target: Target, workdir: Path, resume: bool = False, retest: bool
             server.wait()
     _collect(scratch / "session.sqlite", result)
     result.seconds = time.perf_counter() - t0 + _elapsed(scratch)
-    (scratch / "elapsed").write_text(f"{result.seconds:.1f}\n")   # summed over resumed sessions
+    (scratch / "elapsed").write_text(f"{result.seconds:.1f}\n")  # summed over resumed sessions
     return result
 
 
@@ -256,15 +326,21 @@ def _elapsed(scratch: Path) -> float:
 
 
 def report(results: list[Result], wall: float) -> str:
-    lines = ["| target | mutants | killed | survived | (incompetent) | score | minutes |",
-             "|---|---|---|---|---|---|---|"]
+    lines = [
+        "| target | mutants | killed | survived | (incompetent) | score | minutes |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for r in results:
         flag = "" if r.error or r.score >= TARGET_SCORE else " (below target)"
         score = r.error or f"{100 * r.score:.1f}%{flag}"
-        lines.append(f"| {r.target} | {r.mutants} | {r.killed} | {r.survived} | {r.incompetent} | {score} | "
-                     f"{r.seconds / 60:.1f} |")
-    lines.append(f"\nwall time {wall / 60:.1f} min; skipped by the operator/definition filters: "
-                 f"{sum(r.skipped for r in results)}\n")
+        lines.append(
+            f"| {r.target} | {r.mutants} | {r.killed} | {r.survived} | {r.incompetent} | {score} | "
+            f"{r.seconds / 60:.1f} |"
+        )
+    lines.append(
+        f"\nwall time {wall / 60:.1f} min; skipped by the operator/definition filters: "
+        f"{sum(r.skipped for r in results)}\n"
+    )
     for r in results:
         for s in r.survivors:
             lines.append(f"### {r.target}: {s['file']}:{s['line']} ({s['function']}, {s['operator']})\n")
@@ -280,8 +356,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--workdir", type=Path, default=Path(os.environ.get("TMPDIR", "/tmp")) / "voxarena-mutation")
     p.add_argument("--resume", action="store_true", help="go on with interrupted sessions in the work directory")
     p.add_argument("--report-only", action="store_true", help="report the sessions in the work directory, run nothing")
-    p.add_argument("--retest-survivors", action="store_true",
-                   help="rerun the surviving mutants of the sessions in the work directory against HEAD's tests")
+    p.add_argument(
+        "--retest-survivors",
+        action="store_true",
+        help="rerun the surviving mutants of the sessions in the work directory against HEAD's tests",
+    )
     p.add_argument("--list", action="store_true")
     args = p.parse_args(argv)
     by_name = {t.name: t for t in TARGETS}
@@ -306,8 +385,9 @@ def main(argv: list[str] | None = None) -> int:
             results = list(pool.map(lambda t: run_target(t, args.workdir, args.resume, args.retest_survivors), chosen))
     text = report(results, time.perf_counter() - t0)
     (args.workdir / "report.md").write_text(text + "\n")
-    (args.workdir / "report.json").write_text(json.dumps(
-        [{**r.__dict__, "score": r.score} for r in results], indent=2, default=str) + "\n")
+    (args.workdir / "report.json").write_text(
+        json.dumps([{**r.__dict__, "score": r.score} for r in results], indent=2, default=str) + "\n"
+    )
     print(text)
     print(f"\nreport: {args.workdir / 'report.md'}")
     return 0 if all(not r.error and r.score >= TARGET_SCORE for r in results) else 1

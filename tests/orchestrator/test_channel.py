@@ -1,4 +1,5 @@
 """Channel conditions: each step does what it says, measured independently of the code under test."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -23,7 +24,7 @@ def steps(*dicts) -> list[ChannelStep]:
 def snr_db(clean: np.ndarray, degraded: np.ndarray) -> float:
     n = min(clean.size, degraded.size)
     c, d = clean[:n].astype(np.float64), degraded[:n].astype(np.float64)
-    return 10 * np.log10(np.sum(c ** 2) / np.sum((d - c) ** 2))
+    return 10 * np.log10(np.sum(c**2) / np.sum((d - c) ** 2))
 
 
 @pytest.mark.parametrize("target,colour", [(20.0, "white"), (5.0, "white"), (10.0, "pink")])
@@ -68,9 +69,17 @@ def test_resample_to_8k_keeps_the_duration(speech):
     assert snr_db(ref, out.as_float32()) > 25
 
 
-@pytest.mark.parametrize("codec,rate,kbps", [("gsm", 8000, (12.0, 14.5)), ("ulaw", 8000, (63.0, 65.0)),
-                                             ("alaw", 8000, (63.0, 65.0)), ("mp3", 16000, (8.0, 200.0)),
-                                             ("opus", 16000, (4.0, 200.0)), ("vorbis", 16000, (4.0, 300.0))])
+@pytest.mark.parametrize(
+    "codec,rate,kbps",
+    [
+        ("gsm", 8000, (12.0, 14.5)),
+        ("ulaw", 8000, (63.0, 65.0)),
+        ("alaw", 8000, (63.0, 65.0)),
+        ("mp3", 16000, (8.0, 200.0)),
+        ("opus", 16000, (4.0, 200.0)),
+        ("vorbis", 16000, (4.0, 300.0)),
+    ],
+)
 def test_codecs_encode_decode_at_their_rates(speech, codec, rate, kbps):
     out, done = apply_condition(speech, steps({"codec": codec}), seed=0)
     assert out.sample_rate == rate
@@ -80,7 +89,9 @@ def test_codecs_encode_decode_at_their_rates(speech, codec, rate, kbps):
         ref, _ = apply_condition(speech, steps({"resample": 8000}), seed=0)
         assert snr_db(ref.as_float32(), out.as_float32()) > 25
     # the codec changed the audio (lossy: not the input at its rate), and the same input gives the same bytes
-    plain, _ = apply_condition(speech, steps({"resample": rate}), seed=0) if rate != speech.sample_rate else (speech, {})
+    plain, _ = (
+        apply_condition(speech, steps({"resample": rate}), seed=0) if rate != speech.sample_rate else (speech, {})
+    )
     n = min(plain.samples.size, out.samples.size)
     assert not np.array_equal(plain.samples[:n], out.samples[:n]) and snr_db(plain.as_float32(), out.as_float32()) < 60
     again, _ = apply_condition(speech, steps({"codec": codec}), seed=0)
@@ -105,15 +116,18 @@ def _config(tmp_path, conditions) -> object:
     return path
 
 
-@pytest.mark.parametrize("conditions,message", [
-    ({"bad": [{"codec": "mp3", "gain_db": 3}]}, "exactly one of"),
-    ({"bad": [{"codec": "gsm", "compression": 0.5}]}, "compression applies"),
-    ({"bad": [{"codec": "flac"}]}, "conditions.bad.0.codec"),
-    ({"bad": [{"codec": "mp3", "compression": 1.0}]}, "0.99 is its lowest"),
-    ({"clean": [{"gain_db": 1}]}, "not 'clean'"),
-    ({"empty": []}, "conditions.empty: no steps"),
-    ({"bad": [{"gian_db": 1}]}, "gian_db: unknown key"),
-])
+@pytest.mark.parametrize(
+    "conditions,message",
+    [
+        ({"bad": [{"codec": "mp3", "gain_db": 3}]}, "exactly one of"),
+        ({"bad": [{"codec": "gsm", "compression": 0.5}]}, "compression applies"),
+        ({"bad": [{"codec": "flac"}]}, "conditions.bad.0.codec"),
+        ({"bad": [{"codec": "mp3", "compression": 1.0}]}, "0.99 is its lowest"),
+        ({"clean": [{"gain_db": 1}]}, "not 'clean'"),
+        ({"empty": []}, "conditions.empty: no steps"),
+        ({"bad": [{"gian_db": 1}]}, "gian_db: unknown key"),
+    ],
+)
 def test_bad_conditions_are_refused_naming_the_key(tmp_path, conditions, message):
     with pytest.raises(ConfigError, match=message):
         load_config(_config(tmp_path, conditions))
@@ -133,16 +147,20 @@ def _tone(rate: int, seconds: float = 0.5, level: float = 0.3) -> AudioClip:
 
 # MPEG audio sample rates (MPEG-1 32/44.1/48 kHz, MPEG-2 16/22.05/24, MPEG-2.5 8/11.025/12) and Opus's
 # (RFC 6716: 8, 12, 16, 24, 48 kHz): a clip already at one of them is encoded at its own rate.
-@pytest.mark.parametrize("codec,rate", [("mp3", r) for r in (8000, 11025, 12000, 16000, 22050, 24000, 32000, 44100,
-                                                              48000)] + [("opus", r) for r in (8000, 12000, 16000,
-                                                                                                24000, 48000)])
+@pytest.mark.parametrize(
+    "codec,rate",
+    [("mp3", r) for r in (8000, 11025, 12000, 16000, 22050, 24000, 32000, 44100, 48000)]
+    + [("opus", r) for r in (8000, 12000, 16000, 24000, 48000)],
+)
 def test_a_codec_keeps_a_rate_it_supports(codec, rate):
     out, done = apply_condition(_tone(rate), steps({"codec": codec}), seed=0)
     assert out.sample_rate == rate and done["steps"][0]["rate"] == rate
 
 
-@pytest.mark.parametrize("codec,rate,expected", [("opus", 22050, 24000), ("opus", 44100, 48000), ("opus", 11025, 12000),
-                                                 ("mp3", 6000, 8000), ("gsm", 16000, 8000)])
+@pytest.mark.parametrize(
+    "codec,rate,expected",
+    [("opus", 22050, 24000), ("opus", 44100, 48000), ("opus", 11025, 12000), ("mp3", 6000, 8000), ("gsm", 16000, 8000)],
+)
 def test_an_unsupported_rate_goes_to_the_next_higher_one(codec, rate, expected):
     out, done = apply_condition(_tone(rate), steps({"codec": codec}), seed=0)
     assert out.sample_rate == expected and done["steps"][0]["rate"] == expected
@@ -152,8 +170,10 @@ def test_mp3_is_constant_bit_rate():
     # A channel's bit rate is the channel's: a near-silent tone and full-band noise cost the same bits.
     noise = AudioClip((0.3 * np.random.default_rng(0).standard_normal(16000)).astype(np.float32), 16000)
     quiet = _tone(16000, seconds=1.0, level=0.001)
-    rates = [apply_condition(c, steps({"codec": "mp3", "compression": 0.5}), seed=0)[1]["steps"][0]["kbps"]
-             for c in (noise, quiet)]
+    rates = [
+        apply_condition(c, steps({"codec": "mp3", "compression": 0.5}), seed=0)[1]["steps"][0]["kbps"]
+        for c in (noise, quiet)
+    ]
     assert rates[0] == pytest.approx(rates[1], rel=0.02)
 
 
@@ -161,7 +181,7 @@ def test_full_scale_is_kept_and_only_beyond_it_is_counted_as_clipped():
     x = np.array([-32767 / 32768, -0.5, 0.0, 0.5, 32767 / 32768], np.float32)
     out, done = apply_condition(AudioClip(x, 16000), [], seed=0)
     assert out.samples.tolist() == [-32767, -16384, 0, 16384, 32767] and done["clipped_samples"] == 0
-    loud, done = apply_condition(AudioClip(x, 16000), steps({"gain_db": 6.0206}), seed=0)   # x 2
+    loud, done = apply_condition(AudioClip(x, 16000), steps({"gain_db": 6.0206}), seed=0)  # x 2
     assert loud.samples.tolist() == [-32768, -32768, 0, 32767, 32767] and done["clipped_samples"] == 4
     assert apply_condition(AudioClip(np.array([-1.0], np.float32), 16000), [], seed=0)[0].samples[0] == -32768
 
@@ -172,22 +192,22 @@ def test_white_noise_is_flat_and_pink_noise_has_no_dc():
     n = 1 << 16
     white = np.abs(np.fft.rfft(_noise(n, "white", np.random.default_rng(3)))) ** 2
     half = white.size // 2
-    assert white[1:half].mean() == pytest.approx(white[half:].mean(), rel=0.05)   # equal power per band
+    assert white[1:half].mean() == pytest.approx(white[half:].mean(), rel=0.05)  # equal power per band
     pink = _noise(n, "pink", np.random.default_rng(3))
-    assert abs(pink.mean()) < 1e-12                         # DC removed
+    assert abs(pink.mean()) < 1e-12  # DC removed
     spec = np.abs(np.fft.rfft(pink)) ** 2
     # 1/f power: the octave [f, 2f) holds the same power as [2f, 4f)
     f = np.arange(spec.size)
     assert spec[(f >= 512) & (f < 1024)].sum() == pytest.approx(spec[(f >= 1024) & (f < 2048)].sum(), rel=0.1)
-    assert spec[-1] > 0 and spec[1] > 0                     # only DC is dropped
-    assert spec[-1] < 0.1 * spec[1:65].mean()               # ... and the top bin is as quiet as 1/f says
+    assert spec[-1] > 0 and spec[1] > 0  # only DC is dropped
+    assert spec[-1] < 0.1 * spec[1:65].mean()  # ... and the top bin is as quiet as 1/f says
 
 
 def test_condition_seed_is_the_first_8_bytes_of_a_sha256():
     import hashlib
 
     digest = hashlib.sha256(b"3|noisy|clip-1").digest()
-    assert condition_seed(3, "noisy", "clip-1") == int.from_bytes(digest[:8], "little") < 2 ** 64
+    assert condition_seed(3, "noisy", "clip-1") == int.from_bytes(digest[:8], "little") < 2**64
 
 
 @pytest.mark.parametrize("codec", ["opus", "vorbis"])

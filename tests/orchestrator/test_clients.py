@@ -1,5 +1,6 @@
 """The clients' retry rule against a real gRPC server that counts its calls: only UNAVAILABLE is
 retried, at most ``retries`` times with exponential backoff; every other status fails at once."""
+
 from __future__ import annotations
 
 import threading
@@ -60,13 +61,16 @@ def request() -> generator_pb2.SynthesizeRequest:
     return generator_pb2.SynthesizeRequest(request_id="r", seed=1, task=generator_pb2.TTS, text="hi")
 
 
-@pytest.mark.parametrize("error, code", [
-    (InvalidArgument("no"), grpc.StatusCode.INVALID_ARGUMENT),
-    (Unimplemented("no"), grpc.StatusCode.UNIMPLEMENTED),
-    (InternalError("no"), grpc.StatusCode.INTERNAL),
-    (RuntimeError("crash"), grpc.StatusCode.INTERNAL),
-    (TimeLimitExceeded("slow"), grpc.StatusCode.DEADLINE_EXCEEDED),
-])
+@pytest.mark.parametrize(
+    "error, code",
+    [
+        (InvalidArgument("no"), grpc.StatusCode.INVALID_ARGUMENT),
+        (Unimplemented("no"), grpc.StatusCode.UNIMPLEMENTED),
+        (InternalError("no"), grpc.StatusCode.INTERNAL),
+        (RuntimeError("crash"), grpc.StatusCode.INTERNAL),
+        (TimeLimitExceeded("slow"), grpc.StatusCode.DEADLINE_EXCEEDED),
+    ],
+)
 def test_other_codes_are_not_retried(scripted, error, code):
     model, client = scripted
     model.script = [error, error, error, error]

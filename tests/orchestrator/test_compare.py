@@ -1,5 +1,6 @@
 """compare-check refuses runs of different protocols and says why; compare-timing matches scopes
 and keeps the first request apart."""
+
 from __future__ import annotations
 
 import json
@@ -18,11 +19,19 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def arena(tmp: Path, speech_dir: Path, name: str, seed: int) -> Path:
-    cfg = {"name": name, "dataset": {"root": str(speech_dir / "LibriSpeech"), "subsets": ["test-clean"], "max_items": 4,
-                                     "prompts": str(speech_dir / "prompts" / "librispeech-test-clean.trans.txt")},
-           "protocol": {"seed": seed, "tasks": ["TTS"]},
-           "generators": {"dummy-generator": {}}, "detectors": {"dummy-detector": {}},
-           "scorer": {"metrics": ["rtf"], "bootstrap_resamples": 0}}
+    cfg = {
+        "name": name,
+        "dataset": {
+            "root": str(speech_dir / "LibriSpeech"),
+            "subsets": ["test-clean"],
+            "max_items": 4,
+            "prompts": str(speech_dir / "prompts" / "librispeech-test-clean.trans.txt"),
+        },
+        "protocol": {"seed": seed, "tasks": ["TTS"]},
+        "generators": {"dummy-generator": {}},
+        "detectors": {"dummy-detector": {}},
+        "scorer": {"metrics": ["rtf"], "bootstrap_resamples": 0},
+    }
     path = tmp / f"{name}.yaml"
     path.write_text(yaml.safe_dump(cfg))
     Arena(load_config(path), tmp / name, progress=False).run()
@@ -39,8 +48,13 @@ def test_same_protocol_is_comparable(runs):
     a, b, _ = runs
     assert protocol_differences(a, b) == []
     check_comparable(a, b)
-    out = subprocess.run([sys.executable, "-m", "orchestrator", "compare-check", str(a), str(b)], cwd=REPO,
-                         capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-m", "orchestrator", "compare-check", str(a), str(b)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.returncode == 0 and "comparable" in out.stdout
 
 
@@ -48,15 +62,20 @@ def test_different_protocol_is_refused_with_reasons(runs, tmp_path):
     a, _, c = runs
     with pytest.raises(IncomparableRuns) as e:
         check_comparable(a, c)
-    assert any(d.startswith("manifest differs") for d in e.value.differences)   # item seeds follow the run seed
+    assert any(d.startswith("manifest differs") for d in e.value.differences)  # item seeds follow the run seed
     assert "run seed differs (1 vs 2)" in e.value.differences
     # A service whose weights changed is named.
     record = json.loads((c / "run.json").read_text())
     record["services"]["dummy-detector"]["info"]["model"]["version"] = "9.9.9"
     (c / "run.json").write_text(json.dumps(record))
     assert "dummy-detector: version differs ('1.0.0' vs '9.9.9')" in protocol_differences(a, c)
-    out = subprocess.run([sys.executable, "-m", "orchestrator", "compare-check", str(a), str(c)], cwd=REPO,
-                         capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-m", "orchestrator", "compare-check", str(a), str(c)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.returncode == 1 and "run seed differs" in out.stderr
 
 
@@ -66,8 +85,10 @@ def test_timing_matches_scopes_and_keeps_the_first_request_apart(runs):
     gen = rows["dummy-generator"]
     assert gen["comparable"] and gen["n_a"] == gen["n_b"] == 4
     walls = [json.loads(line)["timing"]["wall_seconds"] for line in (a / "generations.jsonl").read_text().splitlines()]
-    first = sorted((json.loads(line)["timing"]["start"], json.loads(line)["timing"]["wall_seconds"])
-                   for line in (a / "generations.jsonl").read_text().splitlines())
+    first = sorted(
+        (json.loads(line)["timing"]["start"], json.loads(line)["timing"]["wall_seconds"])
+        for line in (a / "generations.jsonl").read_text().splitlines()
+    )
     assert gen["first_a"] == first[0][1] and len(walls) == 4
     assert gen["median_rest_a"] == pytest.approx(sorted(w for _, w in first[1:])[1])
     # A scope that changed is not compared.
@@ -105,7 +126,7 @@ def test_regression_gate(runs, tmp_path):
     key = ("dummy-detector", "dummy-generator")
     _edit_csv(base / "metrics" / "detection_metrics.csv", key, {"eer": 0.10, "eer_ci_low": 0.05, "eer_ci_high": 0.15})
     _edit_csv(cur / "metrics" / "detection_metrics.csv", key, {"eer": 0.11, "eer_ci_low": 0.06, "eer_ci_high": 0.16})
-    assert compare_runs(base, cur, load_thresholds(None))["regressions"] == []            # within threshold
+    assert compare_runs(base, cur, load_thresholds(None))["regressions"] == []  # within threshold
     _edit_csv(cur / "metrics" / "detection_metrics.csv", key, {"eer": 0.20, "eer_ci_low": 0.12, "eer_ci_high": 0.28})
     result = compare_runs(base, cur, load_thresholds(None))
     row = next(r for r in result["rows"] if r["row"] == "dummy-detector vs dummy-generator" and r["metric"] == "eer")
@@ -114,23 +135,43 @@ def test_regression_gate(runs, tmp_path):
     result = compare_runs(base, cur, load_thresholds(None))
     assert [(r["row"], r["metric"]) for r in result["regressions"]] == [("dummy-detector vs dummy-generator", "eer")]
     assert "REGRESSION" in markdown(result) and "FAIL" in markdown(result)
-    out = subprocess.run([sys.executable, "-m", "orchestrator", "compare", str(base), str(cur)], cwd=REPO,
-                         capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-m", "orchestrator", "compare", str(base), str(cur)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.returncode == 1 and "| detection | dummy-detector vs dummy-generator | eer |" in out.stdout
     loose = tmp_path / "t.yaml"
     loose.write_text("detection: {eer: 0.5}\n")
-    out = subprocess.run([sys.executable, "-m", "orchestrator", "compare", str(base), str(cur), "--thresholds", str(loose)],
-                         cwd=REPO, capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-m", "orchestrator", "compare", str(base), str(cur), "--thresholds", str(loose)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.returncode == 0 and "PASS" in out.stdout
     bad = tmp_path / "bad.yaml"
     bad.write_text("detectoin: {eer: 0.5}\n")
-    out = subprocess.run([sys.executable, "-m", "orchestrator", "compare", str(base), str(cur), "--thresholds", str(bad)],
-                         cwd=REPO, capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-m", "orchestrator", "compare", str(base), str(cur), "--thresholds", str(bad)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.returncode == 2 and "unknown section 'detectoin'" in out.stderr
 
 
 def test_regression_gate_refuses_another_protocol(runs):
     a, _, c = runs
-    out = subprocess.run([sys.executable, "-m", "orchestrator", "compare", str(a), str(c)], cwd=REPO,
-                         capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-m", "orchestrator", "compare", str(a), str(c)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.returncode == 2 and "run seed differs" in out.stderr

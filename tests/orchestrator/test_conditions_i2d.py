@@ -1,5 +1,6 @@
 """Channel conditions and I2D through a real run with the test-double services: rows, ids, resume,
 failure propagation, metrics tables, status and report."""
+
 from __future__ import annotations
 
 import json
@@ -10,8 +11,11 @@ import pytest
 from orchestrator.report import build_report, render_html
 from orchestrator.status import run_status
 
-CONDITIONS = {"phone": [{"resample": 8000}, {"codec": "gsm"}], "noisy": [{"noise_snr_db": 5}],
-              "mp3": [{"codec": "mp3", "compression": 0.9}]}
+CONDITIONS = {
+    "phone": [{"resample": 8000}, {"codec": "gsm"}],
+    "noisy": [{"noise_snr_db": 5}],
+    "mp3": [{"codec": "mp3", "compression": 0.9}],
+}
 
 
 def rows(path: Path) -> list[dict]:
@@ -21,10 +25,19 @@ def rows(path: Path) -> list[dict]:
 @pytest.fixture(scope="module")
 def run(tmp_path_factory, synthetic_dataset, make_config, run_arena) -> Path:
     tmp = tmp_path_factory.mktemp("axes")
-    config = make_config(tmp, synthetic_dataset, **{"dataset.max_items": 6, "protocol.tasks": ["TTS", "CLONE", "CONVERT"],
-                                             "protocol.i2d": {"iterations": 3}, "conditions": CONDITIONS,
-                                             "scorer.metrics": ["rtf", "psnr"], "scorer.bootstrap_resamples": 20,
-                                             "generators": {"dummy-generator": {}, "dummy-cloner": {}}})
+    config = make_config(
+        tmp,
+        synthetic_dataset,
+        **{
+            "dataset.max_items": 6,
+            "protocol.tasks": ["TTS", "CLONE", "CONVERT"],
+            "protocol.i2d": {"iterations": 3},
+            "conditions": CONDITIONS,
+            "scorer.metrics": ["rtf", "psnr"],
+            "scorer.bootstrap_resamples": 20,
+            "generators": {"dummy-generator": {}, "dummy-cloner": {}},
+        },
+    )
     out = tmp / "run"
     run_arena(config, out)
     return out
@@ -106,14 +119,24 @@ def test_status_and_report_show_both_axes(run):
     assert "codec=gsm" in page
 
 
-def test_rerun_resumes_and_a_failed_iteration_fails_the_rest_of_its_chain(run, tmp_path, synthetic_dataset, make_config,
-                                                                          run_arena):
+def test_rerun_resumes_and_a_failed_iteration_fails_the_rest_of_its_chain(
+    run, tmp_path, synthetic_dataset, make_config, run_arena
+):
     # Resume: nothing is generated, degraded or detected again.
     before = {n: (run / n).read_text() for n in ("generations.jsonl", "detections.jsonl", "degradations.jsonl")}
-    config = make_config(tmp_path, synthetic_dataset, **{"dataset.max_items": 6, "protocol.tasks": ["TTS", "CLONE", "CONVERT"],
-                                                  "protocol.i2d": {"iterations": 3}, "conditions": CONDITIONS,
-                                                  "scorer.metrics": ["rtf", "psnr"], "scorer.bootstrap_resamples": 20,
-                                             "generators": {"dummy-generator": {}, "dummy-cloner": {}}})
+    config = make_config(
+        tmp_path,
+        synthetic_dataset,
+        **{
+            "dataset.max_items": 6,
+            "protocol.tasks": ["TTS", "CLONE", "CONVERT"],
+            "protocol.i2d": {"iterations": 3},
+            "conditions": CONDITIONS,
+            "scorer.metrics": ["rtf", "psnr"],
+            "scorer.bootstrap_resamples": 20,
+            "generators": {"dummy-generator": {}, "dummy-cloner": {}},
+        },
+    )
     run_arena(config, run)
     assert {n: (run / n).read_text() for n in before} == before
 
@@ -121,10 +144,17 @@ def test_rerun_resumes_and_a_failed_iteration_fails_the_rest_of_its_chain(run, t
     # iteration 2 gets iteration 1's clip (one second per character of text) and is refused; the
     # rest of that chain are failed rows naming the cause, never missing rows.
     out = tmp_path / "failing"
-    config = make_config(tmp_path, synthetic_dataset, **{
-        "dataset.max_items": 3, "protocol.tasks": ["CLONE"], "protocol.i2d": {"iterations": 4},
-        "protocol.max_duration": 600,
-        "generators": {"dummy-cloner": {"parameters": {"max_reference_seconds": "36", "seconds_per_char": "1"}}}})
+    config = make_config(
+        tmp_path,
+        synthetic_dataset,
+        **{
+            "dataset.max_items": 3,
+            "protocol.tasks": ["CLONE"],
+            "protocol.i2d": {"iterations": 4},
+            "protocol.max_duration": 600,
+            "generators": {"dummy-cloner": {"parameters": {"max_reference_seconds": "36", "seconds_per_char": "1"}}},
+        },
+    )
     run_arena(config, out)
     gens = {r["id"]: r for r in rows(out / "generations.jsonl")}
     assert len(gens) == 3 * 4
@@ -153,20 +183,30 @@ def test_each_degradation_is_computed_once_for_all_detectors(tmp_path, synthetic
     speech = sorted((Path(synthetic_dataset["root"]).parent / "audio").glob("*.wav"))[:2]
     sf.write(tmp_path / "silence.wav", [0.0] * 16000, 16000, subtype="PCM_16")
     table = tmp_path / "items.csv"
-    table.write_text("id,audio,speaker,text\n" + "".join(f"s{i},{p},spk{i},HELLO THERE\n" for i, p in enumerate(speech))
-                     + "quiet,silence.wav,spk9,HELLO AGAIN\n")
-    config = make_config(tmp_path, synthetic_dataset, **{
-        "dataset": {"kind": "table", "root": str(table)}, "protocol.tasks": ["TTS"],
-        "detectors": {"dummy-detector": {}, "second": {"module": "services.testing.dummy_detector"}},
-        "conditions": {"noisy": [{"noise_snr_db": 10}]}, "scorer.bootstrap_resamples": 20})   # CIs are not the point
+    table.write_text(
+        "id,audio,speaker,text\n"
+        + "".join(f"s{i},{p},spk{i},HELLO THERE\n" for i, p in enumerate(speech))
+        + "quiet,silence.wav,spk9,HELLO AGAIN\n"
+    )
+    config = make_config(
+        tmp_path,
+        synthetic_dataset,
+        **{
+            "dataset": {"kind": "table", "root": str(table)},
+            "protocol.tasks": ["TTS"],
+            "detectors": {"dummy-detector": {}, "second": {"module": "services.testing.dummy_detector"}},
+            "conditions": {"noisy": [{"noise_snr_db": 10}]},
+            "scorer.bootstrap_resamples": 20,
+        },
+    )  # CIs are not the point
     out = tmp_path / "run"
     run_arena(config, out)
     lines = rows(out / "degradations.jsonl")
-    assert len(lines) == 3 + 3 and len({r["id"] for r in lines}) == 6   # 3 bona fide + 3 TTS clips, once each
+    assert len(lines) == 3 + 3 and len({r["id"] for r in lines}) == 6  # 3 bona fide + 3 TTS clips, once each
     failed = [r for r in lines if r["status"] != "ok"]
     assert [r["id"] for r in failed] == ["noisy|quiet"] and "silent" in failed[0]["reason"]
     assert (failed[0]["failure"], failed[0]["code"]) == ("input", "BAD_INPUT")
     dets = {r["id"]: r for r in rows(out / "detections.jsonl")}
     for d in ("dummy-detector", "second"):
         assert dets[f"{d}@noisy|quiet"]["status"] == "failed" and "silent" in dets[f"{d}@noisy|quiet"]["reason"]
-        assert dets[f"{d}|quiet"]["status"] == "ok"   # the clean channel carries it
+        assert dets[f"{d}|quiet"]["status"] == "ok"  # the clean channel carries it

@@ -1,4 +1,5 @@
 """Config validation: every bad key or value is an error naming the key and the file."""
+
 from pathlib import Path
 
 import pytest
@@ -25,17 +26,20 @@ def test_good_config_resolves_paths_relative_to_file(tmp_path):
     assert cfg.scorer.bootstrap_resamples == 1000
 
 
-@pytest.mark.parametrize("text, fragment", [
-    (GOOD + "bogus: 1\n", "bogus: unknown key"),
-    (GOOD.replace("subsets", "subset"), "dataset.subset: unknown key"),
-    (GOOD + "protocol: {tasks: [SING]}\n", "protocol.tasks.0"),
-    (GOOD + "execution: {retries: -1}\n", "execution.retries"),
-    (GOOD.replace("espeak-ng: {}", "espeak-ng: {adress: x}"), "generators.espeak-ng.adress: unknown key"),
-    (GOOD.replace("generators: {espeak-ng: {}}", "generators: {}"), "at least one generator"),
-    (GOOD.replace("espeak-ng", "Bad Name"), "service name 'Bad Name'"),
-    ("- a\n- b\n", "expected a mapping"),
-    ("a: [\n", "not valid YAML"),
-])
+@pytest.mark.parametrize(
+    "text, fragment",
+    [
+        (GOOD + "bogus: 1\n", "bogus: unknown key"),
+        (GOOD.replace("subsets", "subset"), "dataset.subset: unknown key"),
+        (GOOD + "protocol: {tasks: [SING]}\n", "protocol.tasks.0"),
+        (GOOD + "execution: {retries: -1}\n", "execution.retries"),
+        (GOOD.replace("espeak-ng: {}", "espeak-ng: {adress: x}"), "generators.espeak-ng.adress: unknown key"),
+        (GOOD.replace("generators: {espeak-ng: {}}", "generators: {}"), "at least one generator"),
+        (GOOD.replace("espeak-ng", "Bad Name"), "service name 'Bad Name'"),
+        ("- a\n- b\n", "expected a mapping"),
+        ("a: [\n", "not valid YAML"),
+    ],
+)
 def test_bad_configs_name_key_and_file(tmp_path, text, fragment):
     path = write(tmp_path, text)
     with pytest.raises(ConfigError) as e:
@@ -60,8 +64,9 @@ def test_overrides_and_env(tmp_path, monkeypatch):
     assert str(path) in str(e.value)
 
 
-@pytest.mark.parametrize("path", sorted((Path(__file__).resolve().parents[2] / "configs").glob("*.yaml")),
-                         ids=lambda p: p.name)
+@pytest.mark.parametrize(
+    "path", sorted((Path(__file__).resolve().parents[2] / "configs").glob("*.yaml")), ids=lambda p: p.name
+)
 def test_every_shipped_config_is_valid(path):
     cfg = load_config(path)
     assert cfg.generators and Path(cfg.dataset.root).is_absolute()

@@ -1,5 +1,6 @@
 """``orchestrator conformance``: passes services that honour the contract, and catches each
 misbehaving double by the check named for its fault, with what was sent and what came back."""
+
 from __future__ import annotations
 
 import json
@@ -23,11 +24,18 @@ REPO = Path(__file__).resolve().parents[2]
 
 # fault -> (the check family that must FAIL, text its detail must contain, other families allowed to fail)
 SDK_GENERATOR_FAULTS = {
-    "wrong_native_rate": ("sample rate as declared", "got 16000 Hz, declared 22050 Hz", {"concurrent requests answered"}),
+    "wrong_native_rate": (
+        "sample rate as declared",
+        "got 16000 Hz, declared 22050 Hz",
+        {"concurrent requests answered"},
+    ),
     "wrong_voice_rate": ("sample rate as declared (TTS voice=buzz-8k)", "got 16000 Hz, declared 8000 Hz", set()),
     "clone_crashes": ("answers (CLONE)", "INTERNAL", set()),
-    "not_deterministic": ("deterministic as declared", "different audio",
-                          {"option default accepted", "concurrent requests answered"}),
+    "not_deterministic": (
+        "deterministic as declared",
+        "different audio",
+        {"option default accepted", "concurrent requests answered"},
+    ),
     "wrong_seed": ("echoes seed", "seed 424243, sent 424242", {"concurrent requests answered"}),
     "wrong_voice": ("echoes voice", "voice 'somebody-else'", set()),
     "too_short": ("duration plausible", "got 0.25 s", set()),
@@ -37,29 +45,45 @@ SDK_GENERATOR_FAULTS = {
 }
 SDK_DETECTOR_FAULTS = {
     "batch_normalised": ("Score == ScoreBatch", "ScoreBatch", set()),
-    "nan_score": ("finite score (clip 3)", "score nan", {"Score == ScoreBatch", "concurrent requests answered",
-                                                         "deterministic as declared", "max_batch_size accepted",
-                                                         "option default accepted"}),
-    "not_deterministic": ("deterministic as declared", "first time",
-                          {"Score == ScoreBatch", "concurrent requests answered", "option default accepted"}),
+    "nan_score": (
+        "finite score (clip 3)",
+        "score nan",
+        {
+            "Score == ScoreBatch",
+            "concurrent requests answered",
+            "deterministic as declared",
+            "max_batch_size accepted",
+            "option default accepted",
+        },
+    ),
+    "not_deterministic": (
+        "deterministic as declared",
+        "first time",
+        {"Score == ScoreBatch", "concurrent requests answered", "option default accepted"},
+    ),
     "refuses_max_batch": ("max_batch_size accepted", "INVALID_ARGUMENT", set()),
     "shared_state": ("concurrent requests answered", "for the same clip alone", set()),
 }
 RAW_FAULTS = {
-    ("generator", "wrong_request_id"): ("echoes request_id",
-                                        "got request_id 'conformance-TTS-x', sent 'conformance-TTS'",
-                                        {"concurrent requests answered"}),
+    ("generator", "wrong_request_id"): (
+        "echoes request_id",
+        "got request_id 'conformance-TTS-x', sent 'conformance-TTS'",
+        {"concurrent requests answered"},
+    ),
     ("generator", "wrong_timing_scope"): ("timing fields", "scope 'synthesis' != GetInfo timing_scope", set()),
     ("generator", "accepts_unknown_option"): ("unknown option rejected", "the call succeeded", set()),
-    ("generator", "default_option_refused"): ("option default accepted (speaking_rate)",
-                                              "INVALID_ARGUMENT", set()),
+    ("generator", "default_option_refused"): ("option default accepted (speaking_rate)", "INVALID_ARGUMENT", set()),
     ("generator", "not_serving_after_bad_input"): (STILL_SERVING, "NOT_SERVING", set()),
-    ("detector", "wrong_request_id"): ("echoes request_id",
-                                       "got request_id 'conformance-clip-1-x', sent 'conformance-clip-1'",
-                                       {"concurrent requests answered", "Score == ScoreBatch",
-                                        "max_batch_size accepted"}),
-    ("detector", "is_llr_mismatch"): ("is_llr matches calibrated", "is_llr=True, GetInfo calibrated=False",
-                                      {"Score == ScoreBatch"}),
+    ("detector", "wrong_request_id"): (
+        "echoes request_id",
+        "got request_id 'conformance-clip-1-x', sent 'conformance-clip-1'",
+        {"concurrent requests answered", "Score == ScoreBatch", "max_batch_size accepted"},
+    ),
+    ("detector", "is_llr_mismatch"): (
+        "is_llr matches calibrated",
+        "is_llr=True, GetInfo calibrated=False",
+        {"Score == ScoreBatch"},
+    ),
     ("detector", "ignores_max_batch_size"): ("max_batch_size + 1 refused", "the call succeeded", set()),
 }
 
@@ -129,26 +153,46 @@ def test_conforming_services_pass(service, name):
     checks = run_conformance(service(name), timeout=60)
     assert not [c for c in checks if c.status == "FAIL"], [c for c in checks if c.status == "FAIL"]
     names = {c.name for c in checks if c.status == "PASS"}
-    assert {"health SERVING", "reflection", "GetInfo fields", "concurrent requests answered", STILL_SERVING,
-            "unknown option rejected", "bad audio rejected (NaN)" if name == "dummy-detector" else "empty request_id rejected",
-            "oversize message rejected"} <= names
+    assert {
+        "health SERVING",
+        "reflection",
+        "GetInfo fields",
+        "concurrent requests answered",
+        STILL_SERVING,
+        "unknown option rejected",
+        "bad audio rejected (NaN)" if name == "dummy-detector" else "empty request_id rejected",
+        "oversize message rejected",
+    } <= names
     if name == "dummy-generator":
-        assert {"answers (TTS)", "answers (RECONSTRUCT)", "sample rate as declared (TTS voice=buzz)",
-                "deterministic as declared (RECONSTRUCT)", "echoes seed (TTS)", "duration plausible (RECONSTRUCT)",
-                "missing input rejected (TTS text)", "bad audio rejected (RECONSTRUCT source_audio NaN)",
-                "unsupported task rejected", "option default accepted (seconds_per_char)"} <= names
+        assert {
+            "answers (TTS)",
+            "answers (RECONSTRUCT)",
+            "sample rate as declared (TTS voice=buzz)",
+            "deterministic as declared (RECONSTRUCT)",
+            "echoes seed (TTS)",
+            "duration plausible (RECONSTRUCT)",
+            "missing input rejected (TTS text)",
+            "bad audio rejected (RECONSTRUCT source_audio NaN)",
+            "unsupported task rejected",
+            "option default accepted (seconds_per_char)",
+        } <= names
     if name == "dummy-cloner":
         assert {"answers (CLONE)", "answers (CONVERT)", "missing input rejected (CONVERT reference_audio)"} <= names
     if name == "dummy-detector":
-        assert {"Score == ScoreBatch", "max_batch_size accepted", "max_batch_size + 1 refused",
-                "is_llr matches calibrated (clip 1)", "ScoreBatch per-item outcomes"} <= names
+        assert {
+            "Score == ScoreBatch",
+            "max_batch_size accepted",
+            "max_batch_size + 1 refused",
+            "is_llr matches calibrated (clip 1)",
+            "ScoreBatch per-item outcomes",
+        } <= names
 
 
 @pytest.mark.parametrize("model", [FaultyGenerator, FaultyDetector])
 def test_the_doubles_without_a_fault_pass(in_process, model):
     checks = run_conformance(in_process(model("none")), timeout=30)
     assert not [c for c in checks if c.status == "FAIL"], [c for c in checks if c.status == "FAIL"]
-    if model is FaultyGenerator:   # every task, both voices at their own rates
+    if model is FaultyGenerator:  # every task, both voices at their own rates
         assert {f"answers ({t})" for t in ("TTS", "CLONE", "RECONSTRUCT", "CONVERT")} <= {c.name for c in checks}
         rate = next(c for c in checks if c.name == "sample rate as declared (TTS voice=buzz-8k)")
         assert rate.status == "PASS" and rate.got.startswith("8000 Hz")
@@ -180,8 +224,9 @@ def test_raw_fault_is_caught(in_process, role, fault):
 
 
 def test_a_service_that_dies_on_a_bad_input_is_caught(service):
-    address = service("raw-dying", "services.testing.raw_faulty_services",
-                      ["--role", "generator", "--fault", "dies_after_bad_input"])
+    address = service(
+        "raw-dying", "services.testing.raw_faulty_services", ["--role", "generator", "--fault", "dies_after_bad_input"]
+    )
     checks = {c.name: c for c in run_conformance(address, timeout=30)}
     nan = checks["bad audio rejected (RECONSTRUCT source_audio NaN)"]
     assert nan.status == "FAIL" and "UNAVAILABLE" in nan.got and "source_audio=" in nan.sent
@@ -196,7 +241,8 @@ def test_the_messages_say_what_was_sent_and_what_came_back(in_process):
     assert rate.detail == (
         "sent TTS voice='buzz' text='Good morning to you.' (20 chars) seed=424342 "
         "request_id='conformance-voice-0'; got 16000 Hz, declared 22050 Hz (ModelInfo.native_sample_rate); "
-        "expected 22050 Hz")
+        "expected 22050 Hz"
+    )
 
 
 # -- the command line --------------------------------------------------------------------------------
@@ -204,11 +250,21 @@ def test_cli_exit_codes_and_json(service, tmp_path):
     good = service("dummy-detector")
     bad = service("faulty-generator", "services.testing.faulty_generator", ["--fault", "clone_crashes"])
     report = tmp_path / "report.json"
-    ok = subprocess.run([sys.executable, "-m", "orchestrator", "conformance", good], cwd=REPO, capture_output=True,
-                        text=True, timeout=300)
+    ok = subprocess.run(
+        [sys.executable, "-m", "orchestrator", "conformance", good],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert ok.returncode == 0 and "0 FAIL" in ok.stdout
-    broken = subprocess.run([sys.executable, "-m", "orchestrator", "conformance", bad, "--json", str(report)],
-                            cwd=REPO, capture_output=True, text=True, timeout=300)
+    broken = subprocess.run(
+        [sys.executable, "-m", "orchestrator", "conformance", bad, "--json", str(report)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert broken.returncode == 1 and "FAIL" in broken.stdout
     data = json.loads(report.read_text())
     assert data["address"] == bad and data["summary"]["FAIL"] == 1
@@ -216,8 +272,13 @@ def test_cli_exit_codes_and_json(service, tmp_path):
     assert crash["name"] == "answers (CLONE)" and crash["sent"].startswith("CLONE text=")
     assert "reference_audio=3.00 s at 16000 Hz" in crash["sent"] and crash["got"].startswith("INTERNAL: ")
     assert all(set(c) == {"name", "status", "sent", "got", "detail"} for c in data["checks"])
-    nobody = subprocess.run([sys.executable, "-m", "orchestrator", "conformance", "localhost:1", "--timeout", "5"],
-                            cwd=REPO, capture_output=True, text=True, timeout=300)
+    nobody = subprocess.run(
+        [sys.executable, "-m", "orchestrator", "conformance", "localhost:1", "--timeout", "5"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert nobody.returncode == 1 and "no gRPC server at localhost:1" in nobody.stdout
 
 
@@ -247,11 +308,16 @@ def test_probes_cut_from_real_speech(in_process, speech_dir, tmp_path):
     from orchestrator.cli import app
     from voxarena.codec import read_audio_file
 
-    recording = next(p for p in sorted((speech_dir / "LibriSpeech" / "test-clean").glob("*/*/*.flac"))
-                     if read_audio_file(str(p)).duration >= 5.0)
+    recording = next(
+        p
+        for p in sorted((speech_dir / "LibriSpeech" / "test-clean").glob("*/*/*.flac"))
+        if read_audio_file(str(p)).duration >= 5.0
+    )
     report = tmp_path / "report.json"
-    result = CliRunner().invoke(app, ["conformance", in_process(FaultyGenerator("none")), "--probe-audio",
-                                      str(recording), "--json", str(report)])
+    result = CliRunner().invoke(
+        app,
+        ["conformance", in_process(FaultyGenerator("none")), "--probe-audio", str(recording), "--json", str(report)],
+    )
     assert result.exit_code == 0, result.output
     sent = next(c["sent"] for c in json.loads(report.read_text())["checks"] if c["name"] == "answers (CONVERT)")
     assert "reference_audio=2.00 s at 16000 Hz source_audio=3.00 s at 16000 Hz" in sent

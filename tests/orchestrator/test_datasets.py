@@ -1,5 +1,6 @@
 """``datasets fetch`` against a local HTTP server serving an archive the test makes: verified,
 unpacked, reused, resumed; a wrong checksum or an escaping member is refused."""
+
 from __future__ import annotations
 
 import functools
@@ -50,13 +51,15 @@ def register(monkeypatch, url: str, sha: str, name: str = "tiny") -> None:
 
 def test_fetch_verifies_unpacks_and_reuses(server, tmp_path, monkeypatch):
     root, base = server
-    sha = make_archive(root / "tiny.tar.gz", {"LibriSpeech/test-x/1/2/1-2-0000.flac": b"fLaC",
-                                              "LibriSpeech/test-x/1/2/1-2.trans.txt": b"1-2-0000 HELLO\n"})
+    sha = make_archive(
+        root / "tiny.tar.gz",
+        {"LibriSpeech/test-x/1/2/1-2-0000.flac": b"fLaC", "LibriSpeech/test-x/1/2/1-2.trans.txt": b"1-2-0000 HELLO\n"},
+    )
     register(monkeypatch, f"{base}/tiny.tar.gz", sha)
     dest = tmp_path / "data"
     fetch("tiny", dest)
     assert (dest / "LibriSpeech/test-x/1/2/1-2.trans.txt").read_text() == "1-2-0000 HELLO\n"
-    (root / "tiny.tar.gz").unlink()          # a second fetch needs no network
+    (root / "tiny.tar.gz").unlink()  # a second fetch needs no network
     fetch("tiny", dest)
 
 
@@ -93,11 +96,17 @@ def test_member_escaping_the_destination_is_refused(server, tmp_path, monkeypatc
 def test_unknown_corpus_and_cli(tmp_path):
     with pytest.raises(FetchError, match="unknown corpus 'nope'; available: librispeech-dev-clean"):
         fetch("nope", tmp_path)
-    out = subprocess.run([sys.executable, "-m", "orchestrator", "datasets", "list"], cwd=REPO, capture_output=True,
-                         text=True, timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-m", "orchestrator", "datasets", "list"], cwd=REPO, capture_output=True, text=True, timeout=60
+    )
     assert out.returncode == 0 and "librispeech-test-clean" in out.stdout and "39fde525" not in out.stdout
-    bad = subprocess.run([sys.executable, "-m", "orchestrator", "datasets", "fetch", "nope", "--dest", str(tmp_path)],
-                         cwd=REPO, capture_output=True, text=True, timeout=60)
+    bad = subprocess.run(
+        [sys.executable, "-m", "orchestrator", "datasets", "fetch", "nope", "--dest", str(tmp_path)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert bad.returncode == 1 and "unknown corpus 'nope'" in bad.stderr
 
 
@@ -118,7 +127,7 @@ class RangeServer:
                 start = 0
                 if header and outer.honour_range:
                     assert header.startswith("bytes=") and header.endswith("-"), header
-                    start = int(header[len("bytes="):-1])
+                    start = int(header[len("bytes=") : -1])
                     self.send_response(206)
                     self.send_header("Content-Range", f"bytes {start}-{len(outer.data) - 1}/{len(outer.data)}")
                 else:
@@ -158,8 +167,8 @@ def test_a_partial_download_resumes_with_a_range_request(tmp_path, monkeypatch, 
     # The one request asked for the rest of the file, from the first byte the .part did not have.
     assert served.ranges == [f"bytes={half}-"]
     if honour_range:
-        assert served.sent == len(data) - half   # only the missing half crossed the network
+        assert served.sent == len(data) - half  # only the missing half crossed the network
     else:
-        assert served.sent == len(data)          # a server that ignores ranges: started over, still right
+        assert served.sent == len(data)  # a server that ignores ranges: started over, still right
     assert (dest / "a/b.bin").stat().st_size == 200_000
     assert hashlib.sha256((dest / "tiny.tar.gz").read_bytes()).hexdigest() == sha

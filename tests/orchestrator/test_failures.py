@@ -1,4 +1,5 @@
 """Failed rows: one constructor, one enum of kinds, the codes rows have always carried."""
+
 from __future__ import annotations
 
 import grpc
@@ -10,15 +11,27 @@ from orchestrator.failures import Failure, call_failed_row, failed_row, failure_
 BASE = {"id": "g|TTS|u1", "generator": "g"}
 
 
-@pytest.mark.parametrize("code,kind", [
-    (grpc.StatusCode.UNAVAILABLE, Failure.TRANSIENT), (grpc.StatusCode.DEADLINE_EXCEEDED, Failure.TRANSIENT),
-    (grpc.StatusCode.INTERNAL, Failure.SERVICE_ERROR), (grpc.StatusCode.UNKNOWN, Failure.SERVICE_ERROR),
-    (grpc.StatusCode.INVALID_ARGUMENT, Failure.INPUT), (grpc.StatusCode.UNIMPLEMENTED, Failure.INPUT),
-])
+@pytest.mark.parametrize(
+    "code,kind",
+    [
+        (grpc.StatusCode.UNAVAILABLE, Failure.TRANSIENT),
+        (grpc.StatusCode.DEADLINE_EXCEEDED, Failure.TRANSIENT),
+        (grpc.StatusCode.INTERNAL, Failure.SERVICE_ERROR),
+        (grpc.StatusCode.UNKNOWN, Failure.SERVICE_ERROR),
+        (grpc.StatusCode.INVALID_ARGUMENT, Failure.INPUT),
+        (grpc.StatusCode.UNIMPLEMENTED, Failure.INPUT),
+    ],
+)
 def test_a_failed_call_keeps_its_status_name_and_gets_its_kind(code, kind):
     row = call_failed_row(BASE, CallFailed(code, "boom", 3), attempts=3)
-    assert row == {**BASE, "status": "failed", "failure": kind.value, "code": code.name, "attempts": 3,
-                   "reason": f"g|TTS|u1: {code.name}: boom"}
+    assert row == {
+        **BASE,
+        "status": "failed",
+        "failure": kind.value,
+        "code": code.name,
+        "attempts": 3,
+        "reason": f"g|TTS|u1: {code.name}: boom",
+    }
 
 
 def test_kinds_without_a_status_have_their_recorded_codes():

@@ -1,4 +1,5 @@
 """Local mode: a service started by the orchestrator dies with it, even with calls in flight."""
+
 from __future__ import annotations
 
 import os
@@ -37,8 +38,9 @@ def alive(pid: int) -> bool:
 
 
 def test_service_dies_with_a_killed_orchestrator(tmp_path):
-    parent = subprocess.Popen([sys.executable, "-c", PARENT, str(tmp_path / "svc.log")], cwd=REPO,
-                              stdout=subprocess.PIPE, text=True)
+    parent = subprocess.Popen(
+        [sys.executable, "-c", PARENT, str(tmp_path / "svc.log")], cwd=REPO, stdout=subprocess.PIPE, text=True
+    )
     child = int(parent.stdout.readline())
     time.sleep(0.5)
     parent.send_signal(signal.SIGKILL)
@@ -56,8 +58,10 @@ def test_each_local_service_gets_a_numba_cache_of_its_own(tmp_path, monkeypatch)
     from orchestrator.local_services import LocalService, numba_cache_dir
 
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "numba"))
-    services = [LocalService(name, "services.testing.dummy_generator", tmp_path / f"{i}.log")
-                for i, name in enumerate(("gen-a", "gen/b"))]
+    services = [
+        LocalService(name, "services.testing.dummy_generator", tmp_path / f"{i}.log")
+        for i, name in enumerate(("gen-a", "gen/b"))
+    ]
     try:
         for svc in services:
             svc.start()

@@ -1,4 +1,5 @@
 """Manifests from the LibriSpeech layout: ids, hashes, seeds, transcripts and prompts."""
+
 import hashlib
 
 import pytest
@@ -8,8 +9,12 @@ from orchestrator.manifest import DatasetError, ManifestSet, build_librispeech_m
 
 
 def test_manifest_from_shared_data(speech_dir, tmp_path):
-    ds = DatasetConfig(root=str(speech_dir / "LibriSpeech"), subsets=["test-clean", "test-other"],
-                       prompts=str(speech_dir / "prompts" / "librispeech-test-clean.trans.txt"), max_per_speaker=2)
+    ds = DatasetConfig(
+        root=str(speech_dir / "LibriSpeech"),
+        subsets=["test-clean", "test-other"],
+        prompts=str(speech_dir / "prompts" / "librispeech-test-clean.trans.txt"),
+        max_per_speaker=2,
+    )
     m = build_librispeech_manifest(ds, run_seed=100)
     expected = 0
     for subset in ("test-clean", "test-other"):

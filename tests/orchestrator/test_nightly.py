@@ -1,5 +1,6 @@
 """The nightly job (local stack): the first night pins the baseline, the next compares and passes,
 a regressed night fails with a Markdown summary, and only the newest KEEP runs are kept."""
+
 from __future__ import annotations
 
 import csv
@@ -13,16 +14,25 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def night(config: Path, nightly: Path, **env) -> subprocess.CompletedProcess:
-    return subprocess.run(["compose/nightly/nightly.sh", str(config)], cwd=REPO, capture_output=True, text=True,
-                          timeout=600, env={**os.environ, "STACK": "local", "NIGHTLY_DIR": str(nightly), "KEEP": "2", **env})
+    return subprocess.run(
+        ["compose/nightly/nightly.sh", str(config)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "STACK": "local", "NIGHTLY_DIR": str(nightly), "KEEP": "2", **env},
+    )
 
 
 def test_nightly_pins_compares_and_prunes(tmp_path, speech_dir):
-    cfg = {"name": "nightly", "dataset": {"root": str(speech_dir / "LibriSpeech"), "subsets": ["test-clean"],
-                                          "max_items": 4},
-           "protocol": {"seed": 1, "tasks": ["RECONSTRUCT"]},
-           "generators": {"dummy-generator": {}}, "detectors": {"dummy-detector": {}},
-           "scorer": {"metrics": ["rtf"], "bootstrap_resamples": 50}}
+    cfg = {
+        "name": "nightly",
+        "dataset": {"root": str(speech_dir / "LibriSpeech"), "subsets": ["test-clean"], "max_items": 4},
+        "protocol": {"seed": 1, "tasks": ["RECONSTRUCT"]},
+        "generators": {"dummy-generator": {}},
+        "detectors": {"dummy-detector": {}},
+        "scorer": {"metrics": ["rtf"], "bootstrap_resamples": 50},
+    }
     config = tmp_path / "nightly.yaml"
     config.write_text(yaml.safe_dump(cfg))
     nightly = tmp_path / "nightly"

@@ -1,5 +1,6 @@
 """End-to-end runs in local mode with the test-double services: the run directory, validation of
 misbehaving services, deadlines, start-up failures, and resume after a kill."""
+
 from __future__ import annotations
 
 import json
@@ -11,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.pipeline import Arena, RunError
+from orchestrator.pipeline import RunError
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -19,8 +20,14 @@ REPO = Path(__file__).resolve().parents[2]
 def test_local_run_writes_the_run_directory(tmp_path, synthetic_dataset, make_config, run_arena, read_csv):
     out = tmp_path / "run"
     record = run_arena(make_config(tmp_path, synthetic_dataset), out)
-    for name in ("run.json", "manifest.jsonl", "generations.jsonl", "detections.jsonl", "metrics/detection_metrics.csv",
-                 "metrics/generator_metrics.csv"):
+    for name in (
+        "run.json",
+        "manifest.jsonl",
+        "generations.jsonl",
+        "detections.jsonl",
+        "metrics/detection_metrics.csv",
+        "metrics/generator_metrics.csv",
+    ):
         assert (out / name).exists(), name
     gens = [json.loads(line) for line in (out / "generations.jsonl").read_text().splitlines()]
     assert len(gens) == 16 and all(g["status"] == "ok" for g in gens)  # 8 items x (TTS, RECONSTRUCT)
@@ -29,8 +36,10 @@ def test_local_run_writes_the_run_directory(tmp_path, synthetic_dataset, make_co
     dets = [json.loads(line) for line in (out / "detections.jsonl").read_text().splitlines()]
     assert len(dets) == 8 + 16 and {d["kind"] for d in dets} == {"bonafide", "spoof"}
     det = read_csv(out / "metrics" / "detection_metrics.csv")
-    assert [(r["detector"], r["generator"]) for r in det] == [("dummy-detector", "dummy-generator"),
-                                                              ("dummy-detector", "pooled")]
+    assert [(r["detector"], r["generator"]) for r in det] == [
+        ("dummy-detector", "dummy-generator"),
+        ("dummy-detector", "pooled"),
+    ]
     assert {"n_bonafide", "n_spoof", "eer", "min_dcf", "act_dcf", "cllr"} <= set(det[0])
     assert det[1]["n_bonafide"] == "8" and det[1]["n_spoof"] == "16"
     assert float(det[1]["eer"]) < 0.5  # the high-band detector separates the buzz from noisy voiced audio
@@ -54,16 +63,33 @@ def test_misbehaving_generator_is_caught_item_by_item(tmp_path, synthetic_datase
     from services.testing.misbehaving_generator import MODES
 
     dataset = {"kind": "table", "root": str(synthetic_dataset_factory(tmp_path / "data", speakers=5, clips=3))}
-    cfg = make_config(tmp_path, dataset, **{"generators": {"misbehaving-generator": {}}, "protocol.tasks": ["TTS"],
-                                               "protocol.seed": 0, "protocol.max_duration": 60,
-                                               "dataset.max_items": len(MODES)})
+    cfg = make_config(
+        tmp_path,
+        dataset,
+        **{
+            "generators": {"misbehaving-generator": {}},
+            "protocol.tasks": ["TTS"],
+            "protocol.seed": 0,
+            "protocol.max_duration": 60,
+            "dataset.max_items": len(MODES),
+        },
+    )
     out = tmp_path / "run"
     run_arena(cfg, out)
     gens = {g["seed"]: g for g in map(json.loads, (out / "generations.jsonl").read_text().splitlines())}
-    expected = {"wrong_id": "request_id echo", "wrong_seed": "seed echo", "empty": "empty audio", "nan": "NaN",
-                "stereo": "expected mono", "wrong_rate": "sample_rate 22050 != declared 16000",
-                "too_long": "outside [0.2, 60.0]", "too_short": "outside [0.2, 60.0]", "no_timing": "timing",
-                "internal": "INTERNAL", "invalid_argument": "INVALID_ARGUMENT"}
+    expected = {
+        "wrong_id": "request_id echo",
+        "wrong_seed": "seed echo",
+        "empty": "empty audio",
+        "nan": "NaN",
+        "stereo": "expected mono",
+        "wrong_rate": "sample_rate 22050 != declared 16000",
+        "too_long": "outside [0.2, 60.0]",
+        "too_short": "outside [0.2, 60.0]",
+        "no_timing": "timing",
+        "internal": "INTERNAL",
+        "invalid_argument": "INVALID_ARGUMENT",
+    }
     for seed, mode in enumerate(MODES):
         g = gens[seed]
         if mode in ("ok", "unavailable_once"):
@@ -83,9 +109,16 @@ def test_misbehaving_generator_is_caught_item_by_item(tmp_path, synthetic_datase
 
 
 def test_deadline_is_a_recorded_failure(tmp_path, synthetic_dataset, make_config, run_arena):
-    cfg = make_config(tmp_path, synthetic_dataset, **{"dataset.max_items": 1, "protocol.tasks": ["TTS"],
-                                               "generators": {"dummy-generator": {"parameters": {"sleep": 3}}},
-                                               "execution.deadline_seconds": 0.5})
+    cfg = make_config(
+        tmp_path,
+        synthetic_dataset,
+        **{
+            "dataset.max_items": 1,
+            "protocol.tasks": ["TTS"],
+            "generators": {"dummy-generator": {"parameters": {"sleep": 3}}},
+            "execution.deadline_seconds": 0.5,
+        },
+    )
     run_arena(cfg, tmp_path / "run")
     (g,) = [json.loads(line) for line in (tmp_path / "run" / "generations.jsonl").read_text().splitlines()]
     assert g["status"] == "failed" and g["code"] == "DEADLINE_EXCEEDED" and g["failure"] == "transient"
@@ -118,15 +151,23 @@ def test_transport_settings_change_and_the_run_resumes(tmp_path, synthetic_datas
     base = {"dataset.max_items": 2, "protocol.tasks": ["TTS"]}
     run_arena(make_config(tmp_path, synthetic_dataset, **base), out)
     before = read_csv(out / "metrics" / "detection_metrics.csv")
-    transport = {**base, "generators.dummy-generator": {"concurrency": 5}, "scorer.batch_size": 3,
-                 "execution": {"deadline_seconds": 99, "retries": 1, "backoff_seconds": 0.1, "detector_batch_size": 2}}
+    transport = {
+        **base,
+        "generators.dummy-generator": {"concurrency": 5},
+        "scorer.batch_size": 3,
+        "execution": {"deadline_seconds": 99, "retries": 1, "backoff_seconds": 0.1, "detector_batch_size": 2},
+    }
     run_arena(make_config(tmp_path, synthetic_dataset, **transport), out)
     assert read_csv(out / "metrics" / "detection_metrics.csv") == before
 
 
 def _orchestrator(config: Path, out: Path) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "orchestrator", "run", str(config), "--out", str(out), "--no-progress"],
-                            cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    return subprocess.Popen(
+        [sys.executable, "-m", "orchestrator", "run", str(config), "--out", str(out), "--no-progress"],
+        cwd=REPO,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
 
 
 @pytest.mark.parametrize("kill_after_lines", [3, 12])
@@ -151,11 +192,13 @@ def test_killed_run_resumes_to_identical_metrics(tmp_path, synthetic_dataset, ma
     second = _orchestrator(cfg, out)
     assert second.wait(300) == 0, second.stderr.read().decode()[-2000:]
 
-    assert (out / "metrics" / "detection_metrics.csv").read_bytes() == \
-        (reference / "metrics" / "detection_metrics.csv").read_bytes()
+    assert (out / "metrics" / "detection_metrics.csv").read_bytes() == (
+        reference / "metrics" / "detection_metrics.csv"
+    ).read_bytes()
     strip_rtf = lambda rows: [{k: v for k, v in r.items() if not k.startswith("rtf")} for r in rows]  # noqa: E731 (wall time)
-    assert strip_rtf(read_csv(out / "metrics" / "generator_metrics.csv")) == \
-        strip_rtf(read_csv(reference / "metrics" / "generator_metrics.csv"))
+    assert strip_rtf(read_csv(out / "metrics" / "generator_metrics.csv")) == strip_rtf(
+        read_csv(reference / "metrics" / "generator_metrics.csv")
+    )
     ids = [json.loads(line)["id"] for line in gens.read_text().splitlines()]
     assert len(ids) == len(set(ids)) == 20
     run = json.loads((out / "run.json").read_text())

@@ -1,5 +1,6 @@
 """The plan: the expected work of a run, counted by hand for a small manifest, and read back from a
 run.json the way ``status`` does."""
+
 from __future__ import annotations
 
 from orchestrator.config import I2DConfig, ProtocolConfig
@@ -8,14 +9,28 @@ from orchestrator.plan import Plan, reference_items
 
 
 def item(i: int, speaker: str, **labels: str) -> ManifestItem:
-    return ManifestItem(id=f"u{i}", index=i, seed=100 + i, speaker=speaker, corpus="c", subset="", audio_path=f"/a/{i}.wav",
-                        audio_sha256="0" * 64, duration=1.0, sample_rate=16000, text="HI", text_source="transcript",
-                        text_sha256="", labels=labels)
+    return ManifestItem(
+        id=f"u{i}",
+        index=i,
+        seed=100 + i,
+        speaker=speaker,
+        corpus="c",
+        subset="",
+        audio_path=f"/a/{i}.wav",
+        audio_sha256="0" * 64,
+        duration=1.0,
+        sample_rate=16000,
+        text="HI",
+        text_source="transcript",
+        text_sha256="",
+        labels=labels,
+    )
 
 
 # 4 bona fide items of speakers a, a, b, c and one corpus spoof (scored, never a generator's input)
-MANIFEST = ManifestSet([item(0, "a"), item(1, "a"), item(2, "b"), item(3, "c"),
-                        item(4, "d", key="spoof", attack="A07")])
+MANIFEST = ManifestSet(
+    [item(0, "a"), item(1, "a"), item(2, "b"), item(3, "c"), item(4, "d", key="spoof", attack="A07")]
+)
 PROTOCOL = ProtocolConfig(tasks=["TTS", "CLONE", "RECONSTRUCT"], i2d=I2DConfig(iterations=3))
 
 
@@ -31,8 +46,9 @@ def test_the_target_speaker_is_the_next_speakers_first_item():
 
 def test_generations_configured_and_declared_with_i2d_depth():
     plan = make_plan()
-    assert [(j.generator, j.task, j.item.id) for j in plan.jobs] == \
-        [("gen", "TTS", f"u{i}") for i in range(4)] + [("cloner", "CLONE", f"u{i}") for i in range(4)]
+    assert [(j.generator, j.task, j.item.id) for j in plan.jobs] == [("gen", "TTS", f"u{i}") for i in range(4)] + [
+        ("cloner", "CLONE", f"u{i}") for i in range(4)
+    ]
     assert plan.generation_ids("gen") == ["gen|TTS|u0", "gen|TTS|u1", "gen|TTS|u2", "gen|TTS|u3"]
     assert plan.generation_ids("cloner")[:3] == ["cloner|CLONE|u0", "cloner|CLONE|u0|i2d2", "cloner|CLONE|u0|i2d3"]
     assert plan.n_generations() == 4 + 4 * 3
@@ -46,7 +62,9 @@ def test_detections_one_shot_under_every_condition_iterations_clean_only():
     # 5 corpus clips and 8 one-shot clips x 2 detectors x 2 conditions, 8 later iterations x 2 detectors x clean
     assert plan.n_detections() == (5 + 8) * 2 * 2 + 8 * 2
     generated = {"gen|TTS|u0": {"iteration": 1}, "cloner|CLONE|u0|i2d2": {"iteration": 2}}
-    assert plan.detection_ids("d1", "phone", generated) == [f"d1@phone|u{i}" for i in range(5)] + ["d1@phone|gen|TTS|u0"]
+    assert plan.detection_ids("d1", "phone", generated) == [f"d1@phone|u{i}" for i in range(5)] + [
+        "d1@phone|gen|TTS|u0"
+    ]
     assert len(plan.detection_ids("d2", "clean", generated)) == 5 + 2
 
 
@@ -56,15 +74,24 @@ def test_measurements_only_when_metrics_are_asked_for():
 
 
 def test_the_plan_of_a_run_record_is_the_plan_of_its_config():
-    record = {"config": {"generators": {"gen": {}, "cloner": {}}, "detectors": {"d1": {}, "d2": {}},
-                         "conditions": {"phone": [{"codec": "gsm"}]}, "scorer": {"metrics": ["rtf"]},
-                         "protocol": PROTOCOL.model_dump(mode="json")},
-              "services": {"gen": {"info": {"tasks": ["TTS", "CONVERT"]}}, "cloner": {"info": {"tasks": ["CLONE"]}}}}
+    record = {
+        "config": {
+            "generators": {"gen": {}, "cloner": {}},
+            "detectors": {"d1": {}, "d2": {}},
+            "conditions": {"phone": [{"codec": "gsm"}]},
+            "scorer": {"metrics": ["rtf"]},
+            "protocol": PROTOCOL.model_dump(mode="json"),
+        },
+        "services": {"gen": {"info": {"tasks": ["TTS", "CONVERT"]}}, "cloner": {"info": {"tasks": ["CLONE"]}}},
+    }
     plan, direct = Plan.of_record(record, MANIFEST), make_plan()
     assert plan.generators == direct.generators == ["gen", "cloner"]
     assert [j.id() for j in plan.jobs] == [j.id() for j in direct.jobs]
-    assert (plan.n_generations(), plan.n_detections(), plan.n_measurements()) == \
-        (direct.n_generations(), direct.n_detections(), direct.n_measurements())
+    assert (plan.n_generations(), plan.n_detections(), plan.n_measurements()) == (
+        direct.n_generations(),
+        direct.n_detections(),
+        direct.n_measurements(),
+    )
     # a generator whose GetInfo never made it into run.json (the run stopped before) expects nothing
     del record["services"]["cloner"]
     assert Plan.of_record(record, MANIFEST).generation_ids("cloner") == []

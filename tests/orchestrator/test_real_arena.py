@@ -1,5 +1,6 @@
 """The real arena in small: piper-vits and espeak-ng against lfcc-gmm with the real scorer, run
 once straight through and once killed mid-run and resumed: the metrics must be identical."""
+
 from __future__ import annotations
 
 import csv
@@ -17,8 +18,11 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def config(tmp_path: Path, speech_dir: Path) -> Path:
-    cfg = yaml.safe_load((REPO / "configs" / "demo.yaml").read_text().replace(
-        "${VOXARENA_SPEECH:-../../shared/data/speech}", str(speech_dir)))
+    cfg = yaml.safe_load(
+        (REPO / "configs" / "demo.yaml")
+        .read_text()
+        .replace("${VOXARENA_SPEECH:-../../shared/data/speech}", str(speech_dir))
+    )
     cfg["dataset"]["max_per_speaker"] = 1
     cfg["dataset"]["max_items"] = 8
     path = tmp_path / "demo-small.yaml"
@@ -27,8 +31,12 @@ def config(tmp_path: Path, speech_dir: Path) -> Path:
 
 
 def start(cfg: Path, out: Path) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "orchestrator", "run", str(cfg), "--out", str(out), "--no-progress"],
-                            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    return subprocess.Popen(
+        [sys.executable, "-m", "orchestrator", "run", str(cfg), "--out", str(out), "--no-progress"],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
 
 
 def rows(path: Path) -> list[dict]:
@@ -68,8 +76,10 @@ def test_real_arena_and_resume_after_kill(tmp_path, speech_dir):
     proc = start(cfg, killed)
     _, err = proc.communicate(timeout=900)
     assert proc.returncode == 0, err.decode()[-3000:]
-    assert (killed / "metrics" / "detection_metrics.csv").read_bytes() == \
-        (straight / "metrics" / "detection_metrics.csv").read_bytes()
+    assert (killed / "metrics" / "detection_metrics.csv").read_bytes() == (
+        straight / "metrics" / "detection_metrics.csv"
+    ).read_bytes()
     no_rtf = lambda rs: [{k: v for k, v in r.items() if not k.startswith("rtf")} for r in rs]  # noqa: E731 (wall-clock)
-    assert no_rtf(rows(killed / "metrics" / "generator_metrics.csv")) == \
-        no_rtf(rows(straight / "metrics" / "generator_metrics.csv"))
+    assert no_rtf(rows(killed / "metrics" / "generator_metrics.csv")) == no_rtf(
+        rows(straight / "metrics" / "generator_metrics.csv")
+    )

@@ -1,5 +1,6 @@
 """``orchestrator report``: report.json + one static report.html, loaded in a real headless browser
 (Debian chromium): it renders the heatmap, logs no console message; incomplete runs are refused."""
+
 from __future__ import annotations
 
 import json
@@ -21,11 +22,14 @@ REPO = Path(__file__).resolve().parents[2]
 @pytest.fixture(scope="module")
 def run(tmp_path_factory, speech_dir) -> Path:
     tmp = tmp_path_factory.mktemp("report")
-    cfg = {"name": "rep", "dataset": {"root": str(speech_dir / "LibriSpeech"), "subsets": ["test-clean", "test-other"],
-                                      "max_items": 10},
-           "protocol": {"seed": 4, "tasks": ["RECONSTRUCT"]},
-           "generators": {"dummy-generator": {}}, "detectors": {"dummy-detector": {}},
-           "scorer": {"metrics": ["rtf", "psnr"], "bootstrap_resamples": 50}}
+    cfg = {
+        "name": "rep",
+        "dataset": {"root": str(speech_dir / "LibriSpeech"), "subsets": ["test-clean", "test-other"], "max_items": 10},
+        "protocol": {"seed": 4, "tasks": ["RECONSTRUCT"]},
+        "generators": {"dummy-generator": {}},
+        "detectors": {"dummy-detector": {}},
+        "scorer": {"metrics": ["rtf", "psnr"], "bootstrap_resamples": 50},
+    }
     path = tmp / "c.yaml"
     path.write_text(yaml.safe_dump(cfg))
     Arena(load_config(path), tmp / "run", progress=False).run()
@@ -54,24 +58,39 @@ def test_report_json_has_every_part(run):
 def test_page_loads_in_a_real_browser(run, tmp_path):
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     assert chromium, "Debian chromium is needed for this test (make setup installs it)"
-    out = subprocess.run([sys.executable, "-m", "orchestrator", "report", str(run)], cwd=REPO, capture_output=True,
-                         text=True, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-m", "orchestrator", "report", str(run)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.returncode == 0, out.stderr
     page = (run / "report.html").as_uri()
-    flags = ["--headless=new", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--enable-logging=stderr", "--v=0",
-             f"--user-data-dir={tmp_path / 'profile'}"]
+    flags = [
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--hide-scrollbars",
+        "--enable-logging=stderr",
+        "--v=0",
+        f"--user-data-dir={tmp_path / 'profile'}",
+    ]
     dom = subprocess.run([chromium, *flags, "--dump-dom", page], capture_output=True, text=True, timeout=120)
     assert 'id="eer-heatmap"' in dom.stdout and 'id="det-curves"' in dom.stdout and "<polyline" in dom.stdout
     assert ":CONSOLE" not in dom.stderr, [line for line in dom.stderr.splitlines() if ":CONSOLE" in line]
     shot = tmp_path / "report.png"
-    subprocess.run([chromium, *flags, "--window-size=1200,900", f"--screenshot={shot}", page], capture_output=True,
-                   timeout=120, check=True)
+    subprocess.run(
+        [chromium, *flags, "--window-size=1200,900", f"--screenshot={shot}", page],
+        capture_output=True,
+        timeout=120,
+        check=True,
+    )
+    import numpy as np
     from PIL import Image
 
-    import numpy as np
-
     pixels = {tuple(p) for p in np.asarray(Image.open(shot).convert("RGB")).reshape(-1, 3).tolist()}
-    palette = {tuple(int(c[i:i + 2], 16) for i in (1, 3, 5)) for c in PALETTE}
+    palette = {tuple(int(c[i : i + 2], 16) for i in (1, 3, 5)) for c in PALETTE}
     assert pixels & palette, "the heatmap's colours are not on the screen"
 
 
@@ -82,8 +101,13 @@ def test_incomplete_run_is_refused_unless_asked(run, tmp_path):
     (cut / "detections.jsonl").write_text("\n".join(lines[:3]) + "\n")
     with pytest.raises(ReportError, match="incomplete run.*pending"):
         write_report(cut)
-    out = subprocess.run([sys.executable, "-m", "orchestrator", "report", str(cut)], cwd=REPO, capture_output=True,
-                         text=True, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-m", "orchestrator", "report", str(cut)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.returncode == 1 and "--allow-incomplete" in out.stderr
     write_report(cut, allow_incomplete=True)
     assert 'id="incomplete"' in (cut / "report.html").read_text()

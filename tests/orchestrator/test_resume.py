@@ -2,6 +2,7 @@
 ``orchestrator run`` command): a changed dataset (the frozen manifest's hash), a changed model
 (version or weights hash, served by an in-process test double at the run's fixed address), and
 ``--retry-failed``, which redoes failed rows and only those."""
+
 from __future__ import annotations
 
 import json
@@ -42,14 +43,14 @@ def test_resume_refuses_a_changed_dataset(tmp_path, synthetic_dataset, make_conf
     out = tmp_path / "run"
     run_arena(config, out)
     frozen = (out / "manifest.jsonl").read_bytes()
-    run_arena(config, out)                                   # same inputs: resumes
+    run_arena(config, out)  # same inputs: resumes
     # Same config, same file names, other audio: the item's sha256 and so the manifest's hash change.
     changed = data / "audio" / "syn0-1.wav"
     x, rate = sf.read(changed)
     sf.write(changed, (0.5 * x).astype(np.float32), rate, subtype="PCM_16")
     with pytest.raises(RunError, match=r"differs from the frozen manifest \(e\.g\. syn0-1\)"):
         run_arena(config, out)
-    assert (out / "manifest.jsonl").read_bytes() == frozen   # the frozen manifest is never rewritten
+    assert (out / "manifest.jsonl").read_bytes() == frozen  # the frozen manifest is never rewritten
 
 
 class Versioned(DummyGenerator):
@@ -57,7 +58,7 @@ class Versioned(DummyGenerator):
 
     def __init__(self, version: str = "1.0.0", weights: str = "") -> None:
         super().__init__()
-        self.version, self.weights = version, weights   # GetInfo reads the instance's
+        self.version, self.weights = version, weights  # GetInfo reads the instance's
 
     def weights_sha256(self) -> str:
         return self.weights
@@ -76,29 +77,39 @@ def versioned_service(tmp_path, synthetic_dataset, make_config):
         state["port"] = state["running"].port
 
     restart(Versioned("1.0.0", "a" * 64))
-    config = make_config(tmp_path, synthetic_dataset, **{
-        "dataset.max_items": 2, "protocol.tasks": ["TTS"],
-        "generators": {"dummy-generator": {"address": f"127.0.0.1:{state['port']}"}}})
+    config = make_config(
+        tmp_path,
+        synthetic_dataset,
+        **{
+            "dataset.max_items": 2,
+            "protocol.tasks": ["TTS"],
+            "generators": {"dummy-generator": {"address": f"127.0.0.1:{state['port']}"}},
+        },
+    )
     yield config, restart
     state["running"].server.stop(0)
 
 
-@pytest.mark.parametrize("change, key, old, new", [
-    (Versioned("2.0.0", "a" * 64), "version", "1.0.0", "2.0.0"),
-    (Versioned("1.0.0", "b" * 64), "weights_sha256", "a" * 64, "b" * 64),
-])
+@pytest.mark.parametrize(
+    "change, key, old, new",
+    [
+        (Versioned("2.0.0", "a" * 64), "version", "1.0.0", "2.0.0"),
+        (Versioned("1.0.0", "b" * 64), "weights_sha256", "a" * 64, "b" * 64),
+    ],
+)
 def test_resume_refuses_a_changed_model(tmp_path, versioned_service, run_arena, change, key, old, new):
     config, restart = versioned_service
     out = tmp_path / "run"
     run_arena(config, out)
     restart(Versioned("1.0.0", "a" * 64))
-    run_arena(config, out)                                   # the same model again: resumes
+    run_arena(config, out)  # the same model again: resumes
     restart(change)
-    with pytest.raises(RunError, match=f"dummy-generator: {key} changed since this run started "
-                                       f"\\('{old}' -> '{new}'\\)"):
+    with pytest.raises(
+        RunError, match=f"dummy-generator: {key} changed since this run started \\('{old}' -> '{new}'\\)"
+    ):
         run_arena(config, out)
     record = json.loads((out / "run.json").read_text())
-    assert record["services"]["dummy-generator"]["info"]["model"][key] == old   # not overwritten
+    assert record["services"]["dummy-generator"]["info"]["model"][key] == old  # not overwritten
 
 
 class Refusing(DummyGenerator):
@@ -122,9 +133,15 @@ def test_retry_failed_redoes_failed_rows_only(tmp_path, synthetic_dataset, make_
     model = Refusing()
     running = serve(model)
     try:
-        config = make_config(tmp_path, synthetic_dataset, **{
-            "dataset.max_items": 3, "protocol.tasks": ["TTS"],
-            "generators": {"dummy-generator": {"address": f"127.0.0.1:{running.port}"}}})
+        config = make_config(
+            tmp_path,
+            synthetic_dataset,
+            **{
+                "dataset.max_items": 3,
+                "protocol.tasks": ["TTS"],
+                "generators": {"dummy-generator": {"address": f"127.0.0.1:{running.port}"}},
+            },
+        )
         out = tmp_path / "run"
         cli = CliRunner()
         argv = ["run", str(config), "--out", str(out), "--no-progress"]
@@ -138,7 +155,7 @@ def test_retry_failed_redoes_failed_rows_only(tmp_path, synthetic_dataset, make_
         assert {g["code"] for g in gens.values()} == {"INVALID_ARGUMENT"}
 
         model.broken = False
-        again = cli.invoke(app, argv)                        # a plain resume keeps failed rows as they are
+        again = cli.invoke(app, argv)  # a plain resume keeps failed rows as they are
         assert again.exit_code == 0, again.output
         assert model.calls == 3 and {g["status"] for g in generations(out).values()} == {"failed"}
 

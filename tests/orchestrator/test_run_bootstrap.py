@@ -15,6 +15,7 @@ trials sit below the spoofs: EER 0.5. Resampling the 6 speakers with replacement
 Resampling the 28 clips instead, all 20 bona fide draws would have to come from one speaker's 10
 clips for an extreme: the interval stays strictly inside (0, 1).
 """
+
 from __future__ import annotations
 
 import math
@@ -29,8 +30,17 @@ CI_COLUMNS = [f"{m}_ci_{b}" for m in ("eer", "min_dcf", "act_dcf", "cllr", "min_
 def corpus(tmp_path_factory, synthetic_dataset_factory) -> dict:
     rows = [{"id": f"good-{j}", "speaker": "good", "noise_fraction": 0.5 + 0.04 * j} for j in range(10)]
     rows += [{"id": f"bad-{j}", "speaker": "bad", "noise_fraction": 0.0005 + 0.0001 * j} for j in range(10)]
-    rows += [{"id": f"spoof{k}-{j}", "speaker": f"victim{k}", "noise_fraction": 0.01 + 0.01 * k + 0.002 * j,
-              "key": "spoof", "attack": "A01"} for k in range(4) for j in range(2)]
+    rows += [
+        {
+            "id": f"spoof{k}-{j}",
+            "speaker": f"victim{k}",
+            "noise_fraction": 0.01 + 0.01 * k + 0.002 * j,
+            "key": "spoof",
+            "attack": "A01",
+        }
+        for k in range(4)
+        for j in range(2)
+    ]
     root = tmp_path_factory.mktemp("corpus") / "synthetic"
     path = synthetic_dataset_factory(root, rows)
     return {"kind": "table", "root": str(path)}
@@ -43,8 +53,16 @@ def runs(tmp_path_factory, corpus, make_config, run_arena, read_csv) -> dict[str
     for name, seed in (("a", 1), ("b", 1), ("c", 2)):
         tmp = tmp_path_factory.mktemp(f"seed{name}")
         # CLONE: a task the dummy generator does not offer, so it generates nothing.
-        config = make_config(tmp, corpus, **{"dataset.max_items": 100, "protocol.seed": seed,
-                                             "protocol.tasks": ["CLONE"], "scorer.bootstrap_resamples": 1000})
+        config = make_config(
+            tmp,
+            corpus,
+            **{
+                "dataset.max_items": 100,
+                "protocol.seed": seed,
+                "protocol.tasks": ["CLONE"],
+                "scorer.bootstrap_resamples": 1000,
+            },
+        )
         run_arena(config, tmp / "run")
         rows = read_csv(tmp / "run" / "metrics" / "detection_metrics.csv")
         out[name] = next(r for r in rows if (r["detector"], r["generator"], r["condition"]) == CLEAN_ROW)
@@ -54,7 +72,7 @@ def runs(tmp_path_factory, corpus, make_config, run_arena, read_csv) -> dict[str
 def test_the_trial_set_is_the_corpus(runs):
     row = runs["a"]
     assert (row["n_bonafide"], row["n_spoof"]) == ("20", "8")
-    assert float(row["eer"]) == pytest.approx(0.5)   # half the bona fide trials below every spoof
+    assert float(row["eer"]) == pytest.approx(0.5)  # half the bona fide trials below every spoof
 
 
 def test_intervals_cluster_by_speaker(runs):
@@ -64,8 +82,8 @@ def test_intervals_cluster_by_speaker(runs):
 
 def test_the_bootstrap_uses_the_run_seed(runs):
     a, b, c = runs["a"], runs["b"], runs["c"]
-    assert [a[k] for k in CI_COLUMNS] == [b[k] for k in CI_COLUMNS]          # same seed, same bytes
+    assert [a[k] for k in CI_COLUMNS] == [b[k] for k in CI_COLUMNS]  # same seed, same bytes
     assert all(a[k] == c[k] for k in ("eer", "min_dcf", "act_dcf", "cllr", "min_cllr"))  # same scores ...
     moved = [k for k in CI_COLUMNS if a[k] != c[k]]
-    assert moved, "another run seed gave identical intervals"                 # ... other resamples
+    assert moved, "another run seed gave identical intervals"  # ... other resamples
     assert all(math.isfinite(float(a[k])) for k in CI_COLUMNS)

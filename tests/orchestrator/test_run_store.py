@@ -1,4 +1,5 @@
 """The read-only table readers: latest row per id, a torn last line left out (and left in place)."""
+
 from __future__ import annotations
 
 import json
@@ -12,5 +13,5 @@ def test_read_jsonl_keeps_the_latest_row_and_skips_a_torn_line(tmp_path):
     torn = '{"id": "c", "sta'
     path.write_text("".join(json.dumps(r) + "\n" for r in rows) + torn)
     assert read_jsonl(path) == {"a": {"id": "a", "status": "ok"}, "b": {"id": "b", "status": "ok"}}
-    assert path.read_text().endswith(torn)   # a reader never writes
+    assert path.read_text().endswith(torn)  # a reader never writes
     assert read_jsonl(tmp_path / "missing.jsonl") == {} and read_csv(tmp_path / "missing.csv") == []

@@ -1,4 +1,5 @@
 """The torch-free GE2E path (Resemblyzer's preprocessing + ONNX encoder) against Resemblyzer itself."""
+
 from __future__ import annotations
 
 import subprocess

@@ -1,4 +1,5 @@
 """Generator metrics: counting and aggregation (fast), and the real ASR / speaker models (slow)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -53,8 +54,10 @@ def test_rtf_ratio_of_sums():
 @pytest.mark.slow
 def test_whisper_on_real_speech(speech_dir):
     path = speech_dir / "LibriSpeech" / "test-clean" / "1089" / "134686" / "1089-134686-0000.flac"
-    text = "HE HOPED THERE WOULD BE STEW FOR DINNER TURNIPS AND CARROTS AND BRUISED POTATOES AND FAT MUTTON PIECES " \
-           "TO BE LADLED OUT IN THICK PEPPERED FLOUR FATTENED SAUCE"
+    text = (
+        "HE HOPED THERE WOULD BE STEW FOR DINNER TURNIPS AND CARROTS AND BRUISED POTATOES AND FAT MUTTON PIECES "
+        "TO BE LADLED OUT IN THICK PEPPERED FLOUR FATTENED SAUCE"
+    )
     values, notes = get_metric("wer").measure(ClipInputs("x", read_audio_file(str(path)), text=text))
     assert values["wer.errors"] / values["wer.ref"] < 0.2, notes
     assert "asr.model_sha256" in asr.asr_fingerprint()

@@ -1,5 +1,6 @@
 """A metric's direction is written once, in ``voxarena.default_metrics.HIGHER_IS_BETTER``: every
 registered metric class takes it from there, and GetInfo reports it."""
+
 from __future__ import annotations
 
 import inspect
@@ -26,7 +27,7 @@ def test_each_metric_class_reads_its_direction_from_the_table(name):
     assert cls.name == name
     assert cls.higher_is_better is HIGHER_IS_BETTER[name]
     assert cls.higher_is_better is (name not in LOWER_IS_BETTER)
-    for klass in cls.__mro__[:cls.__mro__.index(Metric)]:   # not written again on the class or its bases
+    for klass in cls.__mro__[: cls.__mro__.index(Metric)]:  # not written again on the class or its bases
         assert "higher_is_better" not in inspect.getsource(klass), klass
 
 
@@ -39,7 +40,8 @@ def test_getinfo_reports_the_tables_direction():
 
 def test_a_metric_missing_from_the_table_is_refused_when_defined():
     with pytest.raises(TypeError, match="metric 'loudness' .* has no direction in voxarena.default_metrics"):
-        class Loudness(Metric):   # defining it is the test
+
+        class Loudness(Metric):  # defining it is the test
             name = "loudness"
 
             def measure(self, clip):

@@ -4,6 +4,7 @@ enters the scorer), its ordering on degraded speech, and the metric through a re
 
 The slow tests need ``make convert-venv`` and ``make models MODELS=distillmos``.
 """
+
 from __future__ import annotations
 
 import json
@@ -63,7 +64,7 @@ def test_spectrum_of_a_sinusoid_peaks_at_its_bin_with_compressed_magnitude():
     spec = mos_distill.compressed_spectrum(np.cos(2 * np.pi * 2000 * t / 16000).astype(np.float32))
     magnitude = np.hypot(spec[0], spec[1])
     assert np.all(np.argmax(magnitude, axis=0) == 40)
-    assert np.allclose(magnitude[40, 1:-1], 80 ** 0.3, rtol=1e-4)
+    assert np.allclose(magnitude[40, 1:-1], 80**0.3, rtol=1e-4)
 
 
 def test_sinc_resample_keeps_a_sinusoid_and_the_length():
@@ -102,8 +103,13 @@ def _torch_mos(paths: list[Path]) -> dict[str, float]:
     if not CONVERT_PYTHON.exists():
         pytest.fail(f"{CONVERT_PYTHON} is missing: run `make convert-venv` (the torch reference runs there)")
     env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}
-    out = subprocess.run([str(CONVERT_PYTHON), "-c", TORCH_SCRIPT, *map(str, paths)], env=env, capture_output=True,
-                         text=True, timeout=1200)
+    out = subprocess.run(
+        [str(CONVERT_PYTHON), "-c", TORCH_SCRIPT, *map(str, paths)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1200,
+    )
     if out.returncode != 0:
         pytest.fail(f"torch reference failed (needs torchaudio in the convert venv: python3-torchaudio):\n{out.stderr}")
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -143,14 +149,23 @@ def test_degraded_speech_scores_lower(speech_dir):
     clip = read_audio_file(str(_test_clean(speech_dir, "61-70968-0011")))
     x = clip.as_float32()
     noise = np.random.default_rng(1).standard_normal(x.size)
-    noise *= np.sqrt(np.mean(x.astype(np.float64) ** 2) / 10 ** (5 / 10) / np.mean(noise ** 2))
+    noise *= np.sqrt(np.mean(x.astype(np.float64) ** 2) / 10 ** (5 / 10) / np.mean(noise**2))
     band_limited = resample(resample(clip.samples, 16000, 4000), 4000, 16000)
     magnitude = np.abs(librosa.stft(x, n_fft=512, hop_length=128))
-    vocoded = librosa.griffinlim(magnitude, n_iter=2, hop_length=128, n_fft=512, init="random",
-                                 random_state=np.random.RandomState(0), length=x.size)
+    vocoded = librosa.griffinlim(
+        magnitude,
+        n_iter=2,
+        hop_length=128,
+        n_fft=512,
+        init="random",
+        random_state=np.random.RandomState(0),
+        length=x.size,
+    )
     metric = get_metric("mos_distill")
-    score = {name: metric.measure(ClipInputs(name, AudioClip(np.asarray(y, np.float32), 16000)))[0]["mos_distill.mos"]
-             for name, y in (("clean", x), ("noisy", x + noise), ("band_limited", band_limited), ("vocoded", vocoded))}
+    score = {
+        name: metric.measure(ClipInputs(name, AudioClip(np.asarray(y, np.float32), 16000)))[0]["mos_distill.mos"]
+        for name, y in (("clean", x), ("noisy", x + noise), ("band_limited", band_limited), ("vocoded", vocoded))
+    }
     print(f"\nmos_distill: {score}")
     assert score["clean"] > 4.0
     assert score["noisy"] < score["clean"] - 1.0 and score["band_limited"] < score["clean"] - 1.0, score
@@ -187,23 +202,39 @@ def test_scorer_lists_measures_and_aggregates_it(scorer, speech_dir):
     assert spec.higher_is_better and list(spec.columns) == ["mos_distill"]
     onnx_path = load_converted("distillmos").path("model.onnx")
     assert info.fingerprint["mos_distill.onnx_sha256"] == sha256_file(onnx_path)
-    assert info.fingerprint["mos_distill.source_sha256"] == \
-        "b18b3ac60227267cfb91e5d00ce22cc7b73716fd92f269484da1446e27031a40"
+    assert (
+        info.fingerprint["mos_distill.source_sha256"]
+        == "b18b3ac60227267cfb91e5d00ce22cc7b73716fd92f269484da1446e27031a40"
+    )
 
     stems = ("1089-134691-0001", "61-70968-0049", "8230-279154-0017")
-    items = [scorer_pb2.ClipRequest(request_id=s, metrics=["mos_distill", "dnsmos"],
-                                    audio=encode_audio(read_audio_file(str(_test_clean(speech_dir, s)))))
-             for s in stems]
+    items = [
+        scorer_pb2.ClipRequest(
+            request_id=s,
+            metrics=["mos_distill", "dnsmos"],
+            audio=encode_audio(read_audio_file(str(_test_clean(speech_dir, s)))),
+        )
+        for s in stems
+    ]
     measured = scorer.MeasureClips(scorer_pb2.MeasureClipsRequest(items=items), timeout=600).items
     assert [m.request_id for m in measured] == list(stems)
     per_clip = [m.values["mos_distill.mos"] for m in measured]
     assert all(3.0 < v <= 5.0 for v in per_clip) and all("dnsmos.ovrl" in m.values for m in measured)
     for m, s in zip(measured, stems):
         m.cluster = s.split("-")[0]
-    agg = scorer.Aggregate(scorer_pb2.AggregateRequest(
-        metrics=["mos_distill"], groups=[scorer_pb2.MeasurementGroup(name="g", clips=measured)],
-        bootstrap=scorer_pb2.Bootstrap(resamples=200, seed=3, confidence=0.95))).groups[0]
+    agg = scorer.Aggregate(
+        scorer_pb2.AggregateRequest(
+            metrics=["mos_distill"],
+            groups=[scorer_pb2.MeasurementGroup(name="g", clips=measured)],
+            bootstrap=scorer_pb2.Bootstrap(resamples=200, seed=3, confidence=0.95),
+        )
+    ).groups[0]
     assert agg.values["mos_distill"] == pytest.approx(np.mean(per_clip), abs=1e-12)
     assert agg.counts["mos_distill"] == 3
-    assert min(per_clip) <= agg.ci_low["mos_distill"] <= agg.values["mos_distill"] <= agg.ci_high["mos_distill"] \
+    assert (
+        min(per_clip)
+        <= agg.ci_low["mos_distill"]
+        <= agg.values["mos_distill"]
+        <= agg.ci_high["mos_distill"]
         <= max(per_clip)
+    )

@@ -1,4 +1,5 @@
 """Reference-based and quality metrics against independent computations and known properties."""
+
 from __future__ import annotations
 
 import math
@@ -24,8 +25,9 @@ def noisy(clip: AudioClip, snr_db: float, seed: int = 0) -> AudioClip:
 
 
 def measure(name, gen, ref):
-    return get_metric(name).measure(ClipInputs("c", gen, source_reference=ref, speaker_reference=ref,
-                                               reference_aligned=True))[0]
+    return get_metric(name).measure(
+        ClipInputs("c", gen, source_reference=ref, speaker_reference=ref, reference_aligned=True)
+    )[0]
 
 
 def test_pesq_and_stoi_match_the_reference_packages(speech):
@@ -81,7 +83,10 @@ def test_ls_mse_of_a_gain_is_log_gain_squared():
 
 def test_ssim_and_mcd_properties(speech):
     assert measure("ssim", speech, speech)["ssim.value"] == pytest.approx(1.0)
-    assert measure("ssim", noisy(speech, 0), speech)["ssim.value"] < measure("ssim", noisy(speech, 20), speech)["ssim.value"]
+    assert (
+        measure("ssim", noisy(speech, 0), speech)["ssim.value"]
+        < measure("ssim", noisy(speech, 20), speech)["ssim.value"]
+    )
     assert measure("mcd", speech, speech)["mcd.db"] == pytest.approx(0.0, abs=1e-9)
     # DTW: the same speech after 0.3 s of silence is nearly the same; noise is far.
     delayed = AudioClip(np.concatenate([np.zeros(4800, np.int16), speech.samples]), 16000)
@@ -109,10 +114,11 @@ def test_dnsmos_matches_the_speechmos_api(speech):
     v = get_metric("dnsmos").measure(ClipInputs("c", speech))[0]
     assert v["dnsmos.ovrl"] == pytest.approx(expected["ovrl_mos"], abs=1e-5)
     assert v["dnsmos.p808"] == pytest.approx(expected["p808_mos"], abs=1e-5)
-    short = AudioClip(speech.samples[:16000 * 2], 16000)  # tiled to 9.01 s as the reference does
+    short = AudioClip(speech.samples[: 16000 * 2], 16000)  # tiled to 9.01 s as the reference does
     tiled = np.tile(short.as_float32(), 5)[: int(9.01 * 16000) + 16000]
-    assert get_metric("dnsmos").measure(ClipInputs("s", short))[0]["dnsmos.ovrl"] == \
-        pytest.approx(dnsmos.run(tiled[: 16000 * 16], sr=16000)["ovrl_mos"], abs=0.05)
+    assert get_metric("dnsmos").measure(ClipInputs("s", short))[0]["dnsmos.ovrl"] == pytest.approx(
+        dnsmos.run(tiled[: 16000 * 16], sr=16000)["ovrl_mos"], abs=0.05
+    )
     assert 1.0 < v["dnsmos.ovrl"] < 5.0
 
 

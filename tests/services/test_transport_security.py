@@ -4,6 +4,7 @@ Each case talks to a real server on a free port: plaintext to a TLS server is re
 trusts another CA is refused, a missing or wrong token is UNAUTHENTICATED, the right ones are served,
 and the health check stays open without a token.
 """
+
 from __future__ import annotations
 
 import subprocess
@@ -56,8 +57,9 @@ def _code(port: int, client: ClientSecurity) -> grpc.StatusCode:
 def _server_security(d: Path, mtls: bool = False, token: str | None = None, monkeypatch=None) -> ServerSecurity:
     if token and monkeypatch:
         monkeypatch.setenv("TEST_SERVICE_TOKEN", token)
-    return ServerSecurity.from_settings(str(d / "server.pem"), str(d / "server.key"),
-                                        str(d / "ca.pem") if mtls else None, "TEST_SERVICE_TOKEN")
+    return ServerSecurity.from_settings(
+        str(d / "server.pem"), str(d / "server.key"), str(d / "ca.pem") if mtls else None, "TEST_SERVICE_TOKEN"
+    )
 
 
 def test_tls_refuses_plaintext_and_a_foreign_ca(certs, monkeypatch):
@@ -80,8 +82,9 @@ def test_mtls_demands_a_client_certificate_from_its_ca(certs, monkeypatch):
     try:
         no_cert = ClientSecurity.from_settings(ca=str(d / "ca.pem"))
         assert _code(running.port, no_cert) == grpc.StatusCode.UNAVAILABLE
-        foreign_cert = ClientSecurity.from_settings(ca=str(d / "ca.pem"), cert=str(other / "client.pem"),
-                                                    key=str(other / "client.key"))
+        foreign_cert = ClientSecurity.from_settings(
+            ca=str(d / "ca.pem"), cert=str(other / "client.pem"), key=str(other / "client.key")
+        )
         assert _code(running.port, foreign_cert) == grpc.StatusCode.UNAVAILABLE
         good = ClientSecurity.from_settings(ca=str(d / "ca.pem"), cert=str(d / "client.pem"), key=str(d / "client.key"))
         assert _get_info(running.port, good).model.name == "dummy-generator"
@@ -131,24 +134,37 @@ def test_service_entry_point_serves_tls_and_its_healthcheck_speaks_it(certs, tmp
     from voxarena import PORT_ANNOUNCEMENT
 
     d = certs["dir"]
-    env = {**os.environ, "VOXARENA_TLS_CERT": str(d / "server.pem"), "VOXARENA_TLS_KEY": str(d / "server.key"),
-           "VOXARENA_TLS_CLIENT_CA": str(d / "ca.pem")}
+    env = {
+        **os.environ,
+        "VOXARENA_TLS_CERT": str(d / "server.pem"),
+        "VOXARENA_TLS_KEY": str(d / "server.key"),
+        "VOXARENA_TLS_CLIENT_CA": str(d / "ca.pem"),
+    }
     env.pop("VOXARENA_TOKEN", None)
-    proc = subprocess.Popen([sys.executable, "-m", "services.testing.dummy_generator", "--port", "0"],
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "services.testing.dummy_generator", "--port", "0"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
     try:
         line = proc.stdout.readline()
         assert line.startswith(PORT_ANNOUNCEMENT), line
-        port = line[len(PORT_ANNOUNCEMENT):].strip()
+        port = line[len(PORT_ANNOUNCEMENT) :].strip()
         for _ in range(100):
-            check = subprocess.run([sys.executable, "-m", "services.sdk.healthcheck", port], env=env,
-                                   capture_output=True, text=True)
+            check = subprocess.run(
+                [sys.executable, "-m", "services.sdk.healthcheck", port], env=env, capture_output=True, text=True
+            )
             if check.returncode == 0:
                 break
         assert check.returncode == 0, check.stderr
-        plain = subprocess.run([sys.executable, "-m", "services.sdk.healthcheck", port],
-                               env={k: v for k, v in env.items() if not k.startswith("VOXARENA_TLS")},
-                               capture_output=True, text=True)
+        plain = subprocess.run(
+            [sys.executable, "-m", "services.sdk.healthcheck", port],
+            env={k: v for k, v in env.items() if not k.startswith("VOXARENA_TLS")},
+            capture_output=True,
+            text=True,
+        )
         assert plain.returncode == 1 and "UNAVAILABLE" in plain.stderr
     finally:
         proc.terminate()
@@ -165,10 +181,14 @@ def test_conformance_speaks_tls_and_tokens(certs, monkeypatch):
     tls = ["--tls-ca", str(d / "ca.pem"), "--tls-cert", str(d / "client.pem"), "--tls-key", str(d / "client.key")]
     try:
         monkeypatch.setenv("CLIENT_TOKEN", TOKEN)
-        result = CliRunner().invoke(app, ["conformance", f"127.0.0.1:{running.port}", *tls, "--token-env", "CLIENT_TOKEN"])
+        result = CliRunner().invoke(
+            app, ["conformance", f"127.0.0.1:{running.port}", *tls, "--token-env", "CLIENT_TOKEN"]
+        )
         assert result.exit_code == 0, result.output
         monkeypatch.setenv("CLIENT_TOKEN", "wrong")
-        result = CliRunner().invoke(app, ["conformance", f"127.0.0.1:{running.port}", *tls, "--token-env", "CLIENT_TOKEN"])
+        result = CliRunner().invoke(
+            app, ["conformance", f"127.0.0.1:{running.port}", *tls, "--token-env", "CLIENT_TOKEN"]
+        )
         assert result.exit_code == 1 and "UNAUTHENTICATED" in result.output
         result = CliRunner().invoke(app, ["conformance", f"127.0.0.1:{running.port}", "--token-env", "CLIENT_TOKEN"])
         assert result.exit_code == 2 and "never sent in plaintext" in result.output
@@ -176,8 +196,9 @@ def test_conformance_speaks_tls_and_tokens(certs, monkeypatch):
         running.server.stop(0)
 
 
-def test_a_run_reaches_tls_services_with_tokens_and_records_no_secret(certs, monkeypatch, tmp_path, synthetic_dataset,
-                                                                      make_config, run_arena, read_csv):
+def test_a_run_reaches_tls_services_with_tokens_and_records_no_secret(
+    certs, monkeypatch, tmp_path, synthetic_dataset, make_config, run_arena, read_csv
+):
     from orchestrator.config import ConfigError, load_config
     from services.sdk.server import create_model_server
     from services.testing.dummy_detector import DummyDetector
@@ -193,20 +214,36 @@ def test_a_run_reaches_tls_services_with_tokens_and_records_no_secret(certs, mon
     monkeypatch.setenv("ARENA_TOKEN", TOKEN)
     mtls = {"ca": str(d / "ca.pem"), "cert": str(d / "client.pem"), "key": str(d / "client.key")}
     try:
-        config = make_config(tmp_path, synthetic_dataset,
-                             **{"generators.dummy-generator": {"address": f"localhost:{gen.port}", "tls": mtls,
-                                                               "token_env": "ARENA_TOKEN"},
-                                "detectors.dummy-detector": {"address": f"127.0.0.1:{det.port}",
-                                                             "tls": {"ca": str(d / "ca.pem")},
-                                                             "token_env": "ARENA_TOKEN"}})
+        config = make_config(
+            tmp_path,
+            synthetic_dataset,
+            **{
+                "generators.dummy-generator": {
+                    "address": f"localhost:{gen.port}",
+                    "tls": mtls,
+                    "token_env": "ARENA_TOKEN",
+                },
+                "detectors.dummy-detector": {
+                    "address": f"127.0.0.1:{det.port}",
+                    "tls": {"ca": str(d / "ca.pem")},
+                    "token_env": "ARENA_TOKEN",
+                },
+            },
+        )
         run_arena(config, tmp_path / "run")
         rows = read_csv(tmp_path / "run" / "metrics" / "detection_metrics.csv")
         assert rows and all(r["n_spoof"] != "0" for r in rows)
-        stored = "".join(p.read_text(errors="replace") for p in (tmp_path / "run").rglob("*") if p.is_file()
-                         and p.suffix in (".json", ".jsonl", ".csv", ".log", ".yaml"))
+        stored = "".join(
+            p.read_text(errors="replace")
+            for p in (tmp_path / "run").rglob("*")
+            if p.is_file() and p.suffix in (".json", ".jsonl", ".csv", ".log", ".yaml")
+        )
         assert TOKEN not in stored
-        bad = make_config(tmp_path, synthetic_dataset,
-                          **{"detectors.dummy-detector": {"address": f"127.0.0.1:{det.port}", "token_env": "X"}})
+        bad = make_config(
+            tmp_path,
+            synthetic_dataset,
+            **{"detectors.dummy-detector": {"address": f"127.0.0.1:{det.port}", "token_env": "X"}},
+        )
         with pytest.raises(ConfigError, match="token_env: .*over TLS only"):
             load_config(bad)
     finally:

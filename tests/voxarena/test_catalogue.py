@@ -1,6 +1,7 @@
 """The service catalogue against every place that names a service: docker-compose.yml, the Dockerfiles,
 the image build, the pyproject extras and install profiles, the Makefile, local mode and the README's
 services table. Fast: files are parsed, nothing is built or started."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -8,10 +9,10 @@ import json
 import re
 import subprocess
 import sys
-import tomllib
 from pathlib import Path
 
 import pytest
+import tomllib
 import yaml
 
 from voxarena.catalogue import SERVICE_DOCKERFILE, SERVICES, TEST_DOUBLES, image_extras, local_modules
@@ -82,8 +83,11 @@ def test_an_own_dockerfile_installs_and_serves_what_the_catalogue_says(name):
 
 def test_every_service_dockerfile_in_the_tree_is_a_catalogued_own_one():
     """A near-copy left beside a service that the shared Dockerfile builds, or a Dockerfile no build reads."""
-    found = {str(p.relative_to(REPO)) for top in ("services", "scorers", "orchestrator")
-             for p in (REPO / top).rglob("Dockerfile")}
+    found = {
+        str(p.relative_to(REPO))
+        for top in ("services", "scorers", "orchestrator")
+        for p in (REPO / top).rglob("Dockerfile")
+    }
     assert found == {BY_NAME[name].dockerfile for name in OWN}
 
 
@@ -122,7 +126,7 @@ def optional_dependencies() -> dict[str, list[str]]:
 def profile_extras(profile: str) -> set[str]:
     """The extras an install profile (pyproject ``demo = ["voxarena[a,b]"]``) names directly."""
     (entry,) = [d for d in optional_dependencies()[profile] if d.startswith("voxarena[")]
-    return set(entry[len("voxarena["):-1].split(","))
+    return set(entry[len("voxarena[") : -1].split(","))
 
 
 def test_every_catalogued_extra_is_a_pyproject_extra():
@@ -151,8 +155,13 @@ def test_make_setup_installs_the_debian_packages_local_mode_needs():
 
 
 def test_make_wheelhouse_builds_the_images_extras():
-    out = subprocess.run(["make", "-n", "--no-print-directory", "wheelhouse", f"VENV={sys.prefix}"], cwd=REPO,
-                         capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        ["make", "-n", "--no-print-directory", "wheelhouse", f"VENV={sys.prefix}"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     (extras,) = re.findall(r'pip wheel -q -w build/wheelhouse "\.\[([^\]]+)\]"', out)
     assert extras.split(",") == image_extras()
     assert set(image_extras()) == {s.extra for s in SERVICES if s.extra and s.compose_profile != "torch"}
@@ -173,8 +182,9 @@ def test_local_mode_starts_every_service_and_test_double_by_its_module():
 def readme_services_table() -> list[list[str]]:
     text = (REPO / "README.md").read_text()
     section = text.split("\n## Services\n", 1)[1].split("\n## ", 1)[0]
-    return [[cell.strip() for cell in line.strip("|").split("|")] for line in section.splitlines()
-            if line.startswith("| [")]
+    return [
+        [cell.strip() for cell in line.strip("|").split("|")] for line in section.splitlines() if line.startswith("| [")
+    ]
 
 
 def test_the_readme_services_table_lists_exactly_the_catalogued_services():

@@ -1,4 +1,5 @@
 """Stored audio is byte-reproducible: the same samples always give the same WAV bytes (and sha256)."""
+
 from __future__ import annotations
 
 import io
@@ -19,7 +20,7 @@ def _clip(dtype: str) -> AudioClip:
 def test_float_wav_bytes_do_not_depend_on_the_time_of_writing():
     clip = _clip("float32")
     first = clip_to_wav_bytes(clip)
-    time.sleep(1.1)   # libsndfile's PEAK chunk carries a timestamp in seconds
+    time.sleep(1.1)  # libsndfile's PEAK chunk carries a timestamp in seconds
     assert clip_to_wav_bytes(clip) == first
     assert b"PEAK" not in first
 
@@ -28,8 +29,8 @@ def test_wavs_without_peak_read_back_exactly_by_two_readers():
     for dtype in ("float32", "int16"):
         clip = _clip(dtype)
         wav = clip_to_wav_bytes(clip)
-        assert int.from_bytes(wav[4:8], "little") == len(wav) - 8    # RIFF size consistent
-        rate, data = scipy.io.wavfile.read(io.BytesIO(wav))      # an independent parser
+        assert int.from_bytes(wav[4:8], "little") == len(wav) - 8  # RIFF size consistent
+        rate, data = scipy.io.wavfile.read(io.BytesIO(wav))  # an independent parser
         assert rate == 16000 and data.dtype == clip.samples.dtype
         np.testing.assert_array_equal(data, clip.samples)
         back = read_audio_file(io.BytesIO(wav))

@@ -1,5 +1,6 @@
 """The contract-side rules: each task's inputs and the default metric list, checked against the
 proto, the SDK server, the scorer's registry and the orchestrator's config."""
+
 from __future__ import annotations
 
 import pytest
@@ -13,12 +14,17 @@ def test_tasks_are_the_proto_enum():
     assert TASKS == tuple(n for n in generator_pb2.Task.keys() if n != "TASK_UNSPECIFIED")
 
 
-@pytest.mark.parametrize("task,text,reference,source", [
-    # generator.proto: TTS needs text; CLONE text and reference_audio; RECONSTRUCT source_audio;
-    # CONVERT source_audio and reference_audio.
-    ("TTS", True, False, False), ("CLONE", True, True, False),
-    ("RECONSTRUCT", False, False, True), ("CONVERT", False, True, True),
-])
+@pytest.mark.parametrize(
+    "task,text,reference,source",
+    [
+        # generator.proto: TTS needs text; CLONE text and reference_audio; RECONSTRUCT source_audio;
+        # CONVERT source_audio and reference_audio.
+        ("TTS", True, False, False),
+        ("CLONE", True, True, False),
+        ("RECONSTRUCT", False, False, True),
+        ("CONVERT", False, True, True),
+    ],
+)
 def test_inputs_as_the_proto_states_them(task, text, reference, source):
     needs = task_inputs(task)
     assert (needs.text, needs.reference, needs.source) == (text, reference, source)

@@ -1,14 +1,20 @@
 """Percentile bootstrap over clusters (speakers, not utterances): utterances of one speaker are not
 independent, so a speaker is drawn with all of its trials. Seeded: same inputs, same intervals."""
+
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
 
-def cluster_intervals(clusters: list[str], statistic: Callable[[np.ndarray], dict[str, float]], resamples: int,
-                      seed: int, confidence: float) -> tuple[dict[str, float], dict[str, float]]:
+def cluster_intervals(
+    clusters: list[str],
+    statistic: Callable[[np.ndarray], dict[str, float]],
+    resamples: int,
+    seed: int,
+    confidence: float,
+) -> tuple[dict[str, float], dict[str, float]]:
     """(low, high) per key of ``statistic(indices)`` over ``resamples`` cluster resamples.
 
     ``statistic`` gets the indices of the items in a resample and returns named figures; a resample

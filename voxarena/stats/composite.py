@@ -13,6 +13,7 @@ w_j = R_j / sum_k R_k (challenge scores, equal by default), C_i = min-max normal
 
 Ranks: 1 is the best system (highest F, lowest S); equal scores are ranked by system name.
 """
+
 from __future__ import annotations
 
 import math
@@ -23,7 +24,7 @@ from voxarena.default_metrics import HIGHER_IS_BETTER
 
 TTS_WEIGHTS = {"dnsmos": 0.25, "sim": 0.25, "psnr": 0.15, "wer": 0.20, "rtf": 0.075, "params_m": 0.075}
 RECONSTRUCTION_WEIGHTS = {"dnsmos": 0.25, "pesq": 0.225, "psnr": 0.15, "ssim": 0.225, "rtf": 0.075, "params_m": 0.075}
-PARAMS = "params_m"   # the model-size term: parameter count in millions
+PARAMS = "params_m"  # the model-size term: parameter count in millions
 EPSILON = 0.1
 DETECTOR_ALPHA = 0.8
 
@@ -54,13 +55,16 @@ def _higher_is_better(metric: str) -> bool:
     if metric == PARAMS:
         return False
     if metric not in HIGHER_IS_BETTER:
-        raise CompositeError(f"weighted metric {metric!r} has no known direction: weights name scorer metrics "
-                             f"({', '.join(sorted(HIGHER_IS_BETTER))}) or {PARAMS}")
+        raise CompositeError(
+            f"weighted metric {metric!r} has no known direction: weights name scorer metrics "
+            f"({', '.join(sorted(HIGHER_IS_BETTER))}) or {PARAMS}"
+        )
     return HIGHER_IS_BETTER[metric]
 
 
-def generator_scores(table: Mapping[str, Mapping[str, float | None]], weights: dict[str, float],
-                     eps: float = EPSILON) -> dict[str, float]:
+def generator_scores(
+    table: Mapping[str, Mapping[str, float | None]], weights: dict[str, float], eps: float = EPSILON
+) -> dict[str, float]:
     """``table``: system -> {metric: value} (None or NaN: missing).
     Returns system -> composite score (higher is better)."""
     if not table:
@@ -89,8 +93,12 @@ def generator_scores(table: Mapping[str, Mapping[str, float | None]], weights: d
     return scores
 
 
-def detector_scores(pairs: Sequence[Mapping[str, Any]], params_m: dict[str, float], alpha: float = DETECTOR_ALPHA,
-                    challenge: dict[str, float] | None = None) -> dict[str, float]:
+def detector_scores(
+    pairs: Sequence[Mapping[str, Any]],
+    params_m: dict[str, float],
+    alpha: float = DETECTOR_ALPHA,
+    challenge: dict[str, float] | None = None,
+) -> dict[str, float]:
     """Detector -> S_i (lower is better)."""
     if not pairs:
         raise CompositeError("no detector x generator pairs")

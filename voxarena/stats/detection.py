@@ -3,6 +3,7 @@
 Convention: higher score = more bona fide; bona fide trials are the targets. Defaults: Pspoof 0.05,
 Cmiss 1, Cfa 10. EER, minDCF, actDCF, Cllr and minCllr are computed once over a pooled trial set.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -118,8 +119,9 @@ def bootstrap_figures(values: dict[str, float]) -> dict[str, float]:
     return {**{k: values[k] for k in BOOTSTRAPPED if k in values}, "calibration_loss": calibration_loss(values)}
 
 
-def detection_metrics(bonafide: npt.ArrayLike, spoof: npt.ArrayLike,
-                      costs: CostModel = ASVSPOOF5_COSTS) -> dict[str, float]:
+def detection_metrics(
+    bonafide: npt.ArrayLike, spoof: npt.ArrayLike, costs: CostModel = ASVSPOOF5_COSTS
+) -> dict[str, float]:
     """All metrics of one trial set; raises ValueError naming what is missing."""
     b = np.asarray(bonafide, dtype=np.float64)
     s = np.asarray(spoof, dtype=np.float64)
@@ -129,6 +131,12 @@ def detection_metrics(bonafide: npt.ArrayLike, spoof: npt.ArrayLike,
         raise ValueError("scores must be finite")
     e, thr = eer(b, s)
     return {
-        "n_bonafide": int(b.size), "n_spoof": int(s.size), "eer": e, "eer_threshold": thr,
-        "min_dcf": min_dcf(b, s, costs), "act_dcf": act_dcf(b, s, costs), "cllr": cllr(b, s), "min_cllr": min_cllr(b, s),
+        "n_bonafide": int(b.size),
+        "n_spoof": int(s.size),
+        "eer": e,
+        "eer_threshold": thr,
+        "min_dcf": min_dcf(b, s, costs),
+        "act_dcf": act_dcf(b, s, costs),
+        "cllr": cllr(b, s),
+        "min_cllr": min_cllr(b, s),
     }

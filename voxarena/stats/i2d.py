@@ -13,6 +13,7 @@ computed on the metric oriented so that higher is better (a lower-is-better metr
 A trajectory with a missing iteration (NaN) has no aggregates: every aggregate would silently
 weigh a different set of iterations.
 """
+
 from __future__ import annotations
 
 import math
@@ -20,7 +21,7 @@ import math
 import numpy as np
 
 AGGREGATES = ("mean", "lwa", "ewa", "auc")
-EWA_DECAY = 0.5   # the paper's
+EWA_DECAY = 0.5  # the paper's
 
 
 def oriented(value: float, higher_is_better: bool) -> float:

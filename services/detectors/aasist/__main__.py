@@ -1,4 +1,5 @@
 """``python -m services.detectors.aasist --port N``"""
+
 from services.sdk import serve
 
 from .model import AasistModel

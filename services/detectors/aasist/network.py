@@ -10,6 +10,7 @@ CPU-sized (to train in minutes on 2 cores): 2 s windows (the paper: ~4 s), 70 si
 taps as AASIST, but a (3, 6) max pool after them (the paper: 3) and five encoder blocks of 8..24
 channels (AASIST-L: six of 32..24), about 60k parameters (AASIST-L: 85k).
 """
+
 from __future__ import annotations
 
 from typing import cast
@@ -39,7 +40,7 @@ class GraphAttention(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         x = self.drop(x)
         att = self.att_weight(torch.tanh(self.att_proj(_pairwise(x)))).squeeze(-1) / self.temperature
-        att = torch.softmax(att, dim=-1)                                    # (B, N, N)
+        att = torch.softmax(att, dim=-1)  # (B, N, N)
         h = self.with_att(att @ x) + self.without_att(x)
         return nn.functional.selu(self.bn(h.transpose(1, 2)).transpose(1, 2))
 
@@ -67,8 +68,8 @@ class HeterogeneousGraphAttention(nn.Module):
 
     def forward(self, t: torch.Tensor, s: torch.Tensor, master: torch.Tensor):
         n_t = t.shape[1]
-        x = self.drop(torch.cat([self.proj_t(t), self.proj_s(s)], dim=1))   # (B, N, D)
-        pre = torch.tanh(self.att_proj(_pairwise(x)))                       # (B, N, N, d_out)
+        x = self.drop(torch.cat([self.proj_t(t), self.proj_s(s)], dim=1))  # (B, N, D)
+        pre = torch.tanh(self.att_proj(_pairwise(x)))  # (B, N, N, d_out)
         n = x.shape[1]
         is_t = torch.arange(n, device=x.device) < n_t
         same_t = (is_t.unsqueeze(1) & is_t.unsqueeze(0)).unsqueeze(-1)
@@ -77,7 +78,7 @@ class HeterogeneousGraphAttention(nn.Module):
         att = torch.softmax(att.squeeze(-1) / self.temperature, dim=-1)
         # master node attends to every node
         m_att = self.w_master(torch.tanh(self.att_master_proj(x * master))).squeeze(-1) / self.temperature
-        m_att = torch.softmax(m_att, dim=-1).unsqueeze(1)                   # (B, 1, N)
+        m_att = torch.softmax(m_att, dim=-1).unsqueeze(1)  # (B, 1, N)
         master = self.master_with_att(m_att @ x) + self.master_without_att(master)
         h = self.with_att(att @ x) + self.without_att(x)
         h = nn.functional.selu(self.bn(h.transpose(1, 2)).transpose(1, 2))
@@ -93,7 +94,7 @@ class GraphPool(nn.Module):
         self.ratio = ratio
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        s = torch.sigmoid(self.score(x))                                     # (B, N, 1)
+        s = torch.sigmoid(self.score(x))  # (B, N, 1)
         k = max(int(x.shape[1] * self.ratio), 1)
         idx = torch.topk(s.squeeze(-1), k, dim=1).indices
         idx = torch.sort(idx, dim=1).values.unsqueeze(-1).expand(-1, -1, x.shape[-1])
@@ -104,8 +105,12 @@ class ResidualBlock2d(nn.Module):
     def __init__(self, c_in: int, c_out: int, first: bool = False) -> None:
         super().__init__()
         self.pre = nn.Identity() if first else nn.Sequential(nn.BatchNorm2d(c_in), nn.SELU())
-        self.body = nn.Sequential(nn.Conv2d(c_in, c_out, (2, 3), padding=(1, 1)), nn.BatchNorm2d(c_out), nn.SELU(),
-                                  nn.Conv2d(c_out, c_out, (2, 3), padding=(0, 1)))
+        self.body = nn.Sequential(
+            nn.Conv2d(c_in, c_out, (2, 3), padding=(1, 1)),
+            nn.BatchNorm2d(c_out),
+            nn.SELU(),
+            nn.Conv2d(c_out, c_out, (2, 3), padding=(0, 1)),
+        )
         self.skip = nn.Identity() if c_in == c_out else nn.Conv2d(c_in, c_out, (1, 3), padding=(0, 1))
         self.pool = nn.MaxPool2d((1, 3))
 
@@ -114,12 +119,18 @@ class ResidualBlock2d(nn.Module):
 
 
 class Aasist(nn.Module):
-    filters: torch.Tensor   # a buffer (register_buffer): the fixed sinc filters
+    filters: torch.Tensor  # a buffer (register_buffer): the fixed sinc filters
 
-    def __init__(self, sinc_filters: int = 70, sinc_kernel: int = 129, front_pool: tuple[int, int] = (3, 6),
-                 encoder: tuple[tuple[int, int], ...] = ((1, 8), (8, 16), (16, 24), (24, 24), (24, 24)),
-                 gat_dims: tuple[int, int] = (24, 32), pool_ratios: tuple[float, ...] = (0.4, 0.5, 0.7, 0.5),
-                 temperatures: tuple[float, ...] = (2.0, 2.0, 100.0, 100.0)) -> None:
+    def __init__(
+        self,
+        sinc_filters: int = 70,
+        sinc_kernel: int = 129,
+        front_pool: tuple[int, int] = (3, 6),
+        encoder: tuple[tuple[int, int], ...] = ((1, 8), (8, 16), (16, 24), (24, 24), (24, 24)),
+        gat_dims: tuple[int, int] = (24, 32),
+        pool_ratios: tuple[float, ...] = (0.4, 0.5, 0.7, 0.5),
+        temperatures: tuple[float, ...] = (2.0, 2.0, 100.0, 100.0),
+    ) -> None:
         super().__init__()
         self.register_buffer("filters", torch.from_numpy(mel_sinc_filters(sinc_filters, sinc_kernel)).unsqueeze(1))
         self.front = nn.Sequential(nn.MaxPool2d(front_pool), nn.BatchNorm2d(1), nn.SELU())
@@ -136,31 +147,40 @@ class Aasist(nn.Module):
         self.hs_gal = nn.ModuleList()
         self.hs_pools = nn.ModuleList()
         for _ in range(2):  # two branches
-            self.hs_gal.append(nn.ModuleList([HeterogeneousGraphAttention(gat_dims[0], gat_dims[1], temperatures[2]),
-                                              HeterogeneousGraphAttention(gat_dims[1], gat_dims[1], temperatures[2])]))
-            self.hs_pools.append(nn.ModuleList([GraphPool(gat_dims[1], pool_ratios[2]),
-                                                GraphPool(gat_dims[1], pool_ratios[2])]))
+            self.hs_gal.append(
+                nn.ModuleList(
+                    [
+                        HeterogeneousGraphAttention(gat_dims[0], gat_dims[1], temperatures[2]),
+                        HeterogeneousGraphAttention(gat_dims[1], gat_dims[1], temperatures[2]),
+                    ]
+                )
+            )
+            self.hs_pools.append(
+                nn.ModuleList([GraphPool(gat_dims[1], pool_ratios[2]), GraphPool(gat_dims[1], pool_ratios[2])])
+            )
         self.drop = nn.Dropout(0.5)
         self.out = nn.Linear(5 * gat_dims[1], 2)
 
     def _branch(self, i: int, t: torch.Tensor, s: torch.Tensor, master: torch.Tensor):
-        first, second = cast(nn.ModuleList, self.hs_gal[i])   # ModuleList items are typed as Module
+        first, second = cast(nn.ModuleList, self.hs_gal[i])  # ModuleList items are typed as Module
         pool_t, pool_s = cast(nn.ModuleList, self.hs_pools[i])
         t1, s1, m1 = first(t, s, master)
         t1, s1 = pool_t(t1), pool_s(s1)
         t2, s2, m2 = second(t1, s1, m1)
         return t1 + t2, s1 + s2, m1 + m2
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:                     # (B, T) waveform
+    def forward(self, x: torch.Tensor) -> torch.Tensor:  # (B, T) waveform
         h = nn.functional.conv1d(x.unsqueeze(1), self.filters, padding=self.filters.shape[-1] // 2).abs()
-        h = self.encoder(self.front(h.unsqueeze(1)))                        # (B, C, F, T')
-        s = h.abs().amax(dim=3).transpose(1, 2) + self.pos_s                # (B, F, C) spectral nodes
-        t = h.abs().amax(dim=2).transpose(1, 2)                             # (B, T', C) temporal nodes
+        h = self.encoder(self.front(h.unsqueeze(1)))  # (B, C, F, T')
+        s = h.abs().amax(dim=3).transpose(1, 2) + self.pos_s  # (B, F, C) spectral nodes
+        t = h.abs().amax(dim=2).transpose(1, 2)  # (B, T', C) temporal nodes
         s = self.pool_s(self.gat_s(s))
         t = self.pool_t(self.gat_t(t))
         b = x.shape[0]
         t1, s1, m1 = self._branch(0, t, s, self.master1.expand(b, -1, -1))
         t2, s2, m2 = self._branch(1, t, s, self.master2.expand(b, -1, -1))
         t, s, m = torch.maximum(t1, t2), torch.maximum(s1, s2), torch.maximum(m1, m2)
-        readout = torch.cat([t.abs().amax(dim=1), t.mean(dim=1), s.abs().amax(dim=1), s.mean(dim=1), m.squeeze(1)], dim=1)
+        readout = torch.cat(
+            [t.abs().amax(dim=1), t.mean(dim=1), s.abs().amax(dim=1), s.mean(dim=1), m.squeeze(1)], dim=1
+        )
         return self.out(self.drop(readout))

@@ -1,4 +1,5 @@
 """aasist training (run by ``services.detectors.training``)."""
+
 from __future__ import annotations
 
 from services.detectors.training.torch_loop import TrainingPlan, raw_waveform_fit

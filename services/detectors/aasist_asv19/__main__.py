@@ -1,4 +1,5 @@
 """``python -m services.detectors.aasist_asv19 --port N`` (model from ``$VOXARENA_MODELS``, else build/models)."""
+
 from services.sdk import serve
 
 from .model import AasistAsv19Model

@@ -7,6 +7,7 @@ weights are not the committed ones. Input handling is the official evaluation's
 (``convert.aasist_asv19.official_pad``): the first 64600 samples at 16 kHz (4.04 s), a shorter clip
 repeated end to end. Score: logit(bona fide) - logit(spoof), uncalibrated (not an LLR).
 """
+
 from __future__ import annotations
 
 import json
@@ -42,12 +43,14 @@ def _session(path: Path):
 class AasistAsv19Model(DetectorModel):
     name = "aasist-asv19"
     version = f"1.0.0+{SOURCE.package}-{SOURCE.version}"
-    licence = (f"{SOURCE.licence}; trained on ASVspoof 2019 LA (ODC-By 1.0); VoxArena service Apache-2.0")
+    licence = f"{SOURCE.licence}; trained on ASVspoof 2019 LA (ODC-By 1.0); VoxArena service Apache-2.0"
     family = "END_TO_END_RAW_WAVEFORM"
     native_sample_rate = SAMPLE_RATE
     deterministic = True
-    timing_scope = (f"score: resample to 16 kHz (soxr HQ) + first {NB_SAMP} samples (a shorter clip repeated) "
-                    "+ AASIST (onnxruntime, 1 thread)")
+    timing_scope = (
+        f"score: resample to 16 kHz (soxr HQ) + first {NB_SAMP} samples (a shorter clip repeated) "
+        "+ AASIST (onnxruntime, 1 thread)"
+    )
     max_batch_size = 16
     max_seconds = 600.0
 
@@ -62,7 +65,7 @@ class AasistAsv19Model(DetectorModel):
         shape = self.session.get_inputs()[0].shape
         if shape[-1] != NB_SAMP:
             raise RuntimeError(f"{self.converted.path(ONNX_FILE)}: input length {shape[-1]} != {NB_SAMP}")
-        self.score_samples(np.zeros(SAMPLE_RATE, np.float32))   # warm-up
+        self.score_samples(np.zeros(SAMPLE_RATE, np.float32))  # warm-up
 
     def score_samples(self, x: np.ndarray) -> float:
         """The score of 16 kHz float32 samples, after the official length fitting."""
@@ -82,12 +85,20 @@ class AasistAsv19Model(DetectorModel):
 
     def metadata(self) -> dict[str, str]:
         out = self.converted.metadata() if self.converted else {}
-        out.update({
-            "description": DESCRIPTION,
-            "training_corpus": "ASVspoof 2019 LA train (2,580 bona fide, 22,800 spoofed utterances; attacks A01-A06)",
-            "calibrated": "false: scores are logit(bona fide) - logit(spoof), not LLRs",
-            "input": json.dumps({"sample_rate": SAMPLE_RATE, "samples": NB_SAMP,
-                                 "longer": "first 64600 samples", "shorter": "repeated end to end, then cut"}),
-            "resampler": RESAMPLER,
-        })
+        out.update(
+            {
+                "description": DESCRIPTION,
+                "training_corpus": "ASVspoof 2019 LA train (2,580 bona fide, 22,800 spoofed utterances; attacks A01-A06)",
+                "calibrated": "false: scores are logit(bona fide) - logit(spoof), not LLRs",
+                "input": json.dumps(
+                    {
+                        "sample_rate": SAMPLE_RATE,
+                        "samples": NB_SAMP,
+                        "longer": "first 64600 samples",
+                        "shorter": "repeated end to end, then cut",
+                    }
+                ),
+                "resampler": RESAMPLER,
+            }
+        )
         return out

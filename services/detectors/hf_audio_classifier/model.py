@@ -10,6 +10,7 @@ log p(bona fide) - log(1 - p(bona fide)) from the model's softmax, a log-odds th
 calibrated LLR (the training priors are unknown), so ``calibrated`` is false, unless the service is
 started with ``--calibration A,B`` fitted on the user's dev data (then it answers ``is_llr``).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -36,8 +37,9 @@ class HfAudioClassifierModel(DetectorModel):
     max_batch_size = 16
     max_seconds = 120.0
 
-    def __init__(self, model_dir: str | Path | None = None, bonafide_label: str | None = None,
-                 calibration: str | None = None) -> None:
+    def __init__(
+        self, model_dir: str | Path | None = None, bonafide_label: str | None = None, calibration: str | None = None
+    ) -> None:
         super().__init__()
         if calibration:
             from services.detectors.calibration import parse_calibration
@@ -50,8 +52,10 @@ class HfAudioClassifierModel(DetectorModel):
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
         if not str(self.model_dir) or not (self.model_dir / "config.json").exists():
-            raise RuntimeError(f"model directory {str(self.model_dir) or '(none)'} has no config.json; "
-                               "pass --model-dir or set VOXARENA_HF_MODEL_DIR to a saved checkpoint")
+            raise RuntimeError(
+                f"model directory {str(self.model_dir) or '(none)'} has no config.json; "
+                "pass --model-dir or set VOXARENA_HF_MODEL_DIR to a saved checkpoint"
+            )
         weights = sorted(f for pattern in WEIGHT_PATTERNS for f in self.model_dir.glob(pattern))
         if not weights:
             raise RuntimeError(f"{self.model_dir}: no weights ({' or '.join(WEIGHT_PATTERNS)})")
@@ -64,8 +68,10 @@ class HfAudioClassifierModel(DetectorModel):
         self._extractor = AutoFeatureExtractor.from_pretrained(self.model_dir, local_files_only=True)
         labels = {str(v).lower(): int(k) for k, v in self._model.config.id2label.items()}
         if self.bonafide_label.lower() not in labels:
-            raise RuntimeError(f"bona fide label {self.bonafide_label!r} is not one of the model's labels "
-                               f"{sorted(self._model.config.id2label.values())}; set --bonafide-label")
+            raise RuntimeError(
+                f"bona fide label {self.bonafide_label!r} is not one of the model's labels "
+                f"{sorted(self._model.config.id2label.values())}; set --bonafide-label"
+            )
         self._bona = labels[self.bonafide_label.lower()]
         self.native_sample_rate = int(self._extractor.sampling_rate)
         digest = hashlib.sha256()
@@ -81,9 +87,13 @@ class HfAudioClassifierModel(DetectorModel):
         return self._sha
 
     def metadata(self) -> dict[str, str]:
-        return {"model_dir": str(self.model_dir), "architecture": type(self._model).__name__,
-                "bonafide_label": self._model.config.id2label[self._bona], "resampler": RESAMPLER,
-                "score": "log p(bona fide) - log(1 - p(bona fide)), not calibrated"}
+        return {
+            "model_dir": str(self.model_dir),
+            "architecture": type(self._model).__name__,
+            "bonafide_label": self._model.config.id2label[self._bona],
+            "resampler": RESAMPLER,
+            "score": "log p(bona fide) - log(1 - p(bona fide)), not calibrated",
+        }
 
     def score_clip(self, clip: AudioClip) -> float:
         x = resample(clip.samples, clip.sample_rate, self.native_sample_rate)

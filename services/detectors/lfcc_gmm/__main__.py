@@ -1,4 +1,5 @@
 """``python -m services.detectors.lfcc_gmm --port N``"""
+
 from services.sdk import serve
 
 from .model import LfccGmmModel

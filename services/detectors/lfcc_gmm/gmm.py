@@ -1,4 +1,5 @@
 """Diagonal-covariance GMM log-likelihoods in numpy (serving needs no scikit-learn)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -8,9 +9,9 @@ import numpy as np
 
 @dataclass(frozen=True)
 class DiagonalGmm:
-    weights: np.ndarray      # (K,)
-    means: np.ndarray        # (K, D)
-    variances: np.ndarray    # (K, D)
+    weights: np.ndarray  # (K,)
+    means: np.ndarray  # (K, D)
+    variances: np.ndarray  # (K, D)
 
     def frame_log_likelihood(self, x: np.ndarray) -> np.ndarray:
         """log p(x_t) for each row of x (T, D)."""

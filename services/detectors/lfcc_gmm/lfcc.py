@@ -5,6 +5,7 @@
 DCT-II keeping 20 coefficients (c0 included), then deltas and double deltas with the ±1-frame
 difference of ``deltas(x, 3)`` (edge frames repeated): 60 coefficients per frame.
 """
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass

@@ -8,6 +8,7 @@ calibration fitted on dev at training time (see ``services.detectors.training``)
 Weights live in ``weights/`` (or ``$VOXARENA_LFCC_GMM_WEIGHTS``): ``lfcc_gmm.npz`` and
 ``metadata.json``; the service refuses to start when the npz does not hash to the recorded sha256.
 """
+
 from __future__ import annotations
 
 from pathlib import Path

@@ -3,6 +3,7 @@
 EM runs on a seeded subsample of at most ``MAX_FRAMES`` frames per class; same data + same seed =
 same weights (``np.savez`` to a file object writes no timestamps).
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -14,7 +15,7 @@ from services.detectors.training.data import TrainingClip, load_waveform
 from .lfcc import LfccConfig, lfcc
 from .model import WEIGHTS_FILE
 
-N_COMPONENTS = 64      # the ASVspoof baseline uses 512 on ~25k utterances; we have ~1k clips
+N_COMPONENTS = 64  # the ASVspoof baseline uses 512 on ~25k utterances; we have ~1k clips
 MAX_FRAMES = 200_000
 
 
@@ -24,8 +25,9 @@ def _fit_gmm(frames: np.ndarray, seed: int):
     rng = np.random.default_rng(seed)
     if len(frames) > MAX_FRAMES:
         frames = frames[np.sort(rng.choice(len(frames), size=MAX_FRAMES, replace=False))]
-    return GaussianMixture(n_components=N_COMPONENTS, covariance_type="diag", max_iter=100, tol=1e-3,
-                           reg_covar=1e-4, random_state=seed).fit(frames)
+    return GaussianMixture(
+        n_components=N_COMPONENTS, covariance_type="diag", max_iter=100, tol=1e-3, reg_covar=1e-4, random_state=seed
+    ).fit(frames)
 
 
 def fit(train: list[TrainingClip], dev: list[TrainingClip], out_dir: Path, seed: int, **_) -> dict:
@@ -33,11 +35,27 @@ def fit(train: list[TrainingClip], dev: list[TrainingClip], out_dir: Path, seed:
     arrays = {}
     for k, label in enumerate(("bonafide", "spoof")):
         frames = np.vstack([lfcc(load_waveform(r), cfg) for r in train if r.label == label])
-        print(f"lfcc-gmm: fitting the {label} GMM on {min(len(frames), MAX_FRAMES)} of {len(frames)} frames", flush=True)
+        print(
+            f"lfcc-gmm: fitting the {label} GMM on {min(len(frames), MAX_FRAMES)} of {len(frames)} frames", flush=True
+        )
         g = _fit_gmm(frames, seed + k)
-        arrays[f"{label}_weights"], arrays[f"{label}_means"], arrays[f"{label}_variances"] = g.weights_, g.means_, g.covariances_
+        arrays[f"{label}_weights"], arrays[f"{label}_means"], arrays[f"{label}_variances"] = (
+            g.weights_,
+            g.means_,
+            g.covariances_,
+        )
     with open(out_dir / WEIGHTS_FILE, "wb") as f:
         np.savez(f, **arrays)
-    return {"files": [WEIGHTS_FILE], "epochs": None, "lfcc": cfg.as_dict(),
-            "hyperparameters": {"n_components": N_COMPONENTS, "max_frames": MAX_FRAMES, "covariance": "diag",
-                                "max_iter": 100, "tol": 1e-3, "reg_covar": 1e-4}}
+    return {
+        "files": [WEIGHTS_FILE],
+        "epochs": None,
+        "lfcc": cfg.as_dict(),
+        "hyperparameters": {
+            "n_components": N_COMPONENTS,
+            "max_frames": MAX_FRAMES,
+            "covariance": "diag",
+            "max_iter": 100,
+            "tol": 1e-3,
+            "reg_covar": 1e-4,
+        },
+    }

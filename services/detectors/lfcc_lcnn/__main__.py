@@ -1,4 +1,5 @@
 """``python -m services.detectors.lfcc_lcnn --port N``"""
+
 from services.sdk import serve
 
 from .model import LfccLcnnModel

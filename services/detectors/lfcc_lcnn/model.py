@@ -5,6 +5,7 @@ torch. The score is the mean over 4 s windows of logit(bona fide) - logit(spoof)
 it to an LLR with the calibration fitted on dev (``metadata.json``). The network is in ``network.py``,
 its training in ``train.py``.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -16,7 +17,9 @@ from services.detectors.onnx_scoring import OnnxDetector
 class LfccLcnnModel(OnnxDetector):
     name = "lfcc-lcnn"
     version = "1.0.0"
-    licence = "Apache-2.0 (VoxArena implementation; weights trained on LibriSpeech, CC BY 4.0, and seen-generator speech)"
+    licence = (
+        "Apache-2.0 (VoxArena implementation; weights trained on LibriSpeech, CC BY 4.0, and seen-generator speech)"
+    )
     family = "HANDCRAFTED_FRONT_END"
     timing_scope = "score: resample to 16 kHz (soxr HQ) + LFCC + LCNN (onnxruntime, 1 thread) over 4 s windows"
     weights_env = "VOXARENA_LFCC_LCNN_WEIGHTS"

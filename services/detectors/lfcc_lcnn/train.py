@@ -1,4 +1,5 @@
 """lfcc-lcnn training (run by ``services.detectors.training``)."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -14,11 +15,12 @@ PLAN = TrainingPlan(window=400, max_epochs=10, patience=3, batch_size=16, learni
 
 
 def featurize(samples: np.ndarray) -> np.ndarray:
-    return lfcc(samples, LfccConfig()).T.astype(np.float32)   # (60, frames)
+    return lfcc(samples, LfccConfig()).T.astype(np.float32)  # (60, frames)
 
 
-def fit(train: list[TrainingClip], dev: list[TrainingClip], out_dir: Path, seed: int, max_epochs: int | None = None,
-        **_) -> dict:
+def fit(
+    train: list[TrainingClip], dev: list[TrainingClip], out_dir: Path, seed: int, max_epochs: int | None = None, **_
+) -> dict:
     from .network import Lcnn
 
     def build(features: list[np.ndarray]):

@@ -1,4 +1,5 @@
 """``python -m services.detectors.rawnet2 --port N``"""
+
 from services.sdk import serve
 
 from .model import RawNet2Model

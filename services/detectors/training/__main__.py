@@ -17,6 +17,7 @@ parameters and folds, the pooled LOAO dev Cllr and this command.
 
 refits only the calibration of the committed weights (same data run, checked by its manifest hash).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -42,8 +43,10 @@ TRAINERS = {
     "lfcc-lcnn": ("services.detectors.lfcc_lcnn.train", "services.detectors.lfcc_lcnn.model:LfccLcnnModel"),
     "rawnet2": ("services.detectors.rawnet2.train", "services.detectors.rawnet2.model:RawNet2Model"),
     "aasist": ("services.detectors.aasist.train", "services.detectors.aasist.model:AasistModel"),
-    "whisper-frontend": ("services.detectors.whisper_frontend.train",
-                         "services.detectors.whisper_frontend.model:WhisperFrontendModel"),
+    "whisper-frontend": (
+        "services.detectors.whisper_frontend.train",
+        "services.detectors.whisper_frontend.model:WhisperFrontendModel",
+    ),
 }
 DEFAULT_SEED = 20260101
 
@@ -57,8 +60,9 @@ def _write_metadata(out_dir: Path, meta: dict) -> None:
     (out_dir / METADATA_FILE).write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")
 
 
-def _train_into(detector: str, train_rows: list, dev_rows: list, out_dir: Path, seed: int, max_epochs: int | None,
-                cache_dir: Path) -> dict:
+def _train_into(
+    detector: str, train_rows: list, dev_rows: list, out_dir: Path, seed: int, max_epochs: int | None, cache_dir: Path
+) -> dict:
     """Fit ``detector`` on ``train_rows`` (early stopping / model selection on ``dev_rows``) into ``out_dir``
     and write the metadata the serving code needs to load it; returns that metadata."""
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -81,15 +85,21 @@ def _raw_scores(detector: str, weights_dir: Path, rows: list) -> np.ndarray:
     return np.array(model.score_batch([read_audio_file(r.path, r.id) for r in rows]))
 
 
-def _calibrate(detector: str, run_dir: Path, rows: list, weights_dir: Path, seed: int, max_epochs: int | None,
-               meta: dict) -> None:
+def _calibrate(
+    detector: str, run_dir: Path, rows: list, weights_dir: Path, seed: int, max_epochs: int | None, meta: dict
+) -> None:
     """Fit the calibration on the pooled leave-one-attack-out dev scores (``loao``) and record it in ``meta``,
     with the dev Cllr it gives on those scores and on the served detector's own dev scores (seen attacks)."""
     cache = run_dir / ".feature-cache"
     record = loao_calibration(
-        detector, rows, run_dir / ".loao" / detector, seed, max_epochs,
+        detector,
+        rows,
+        run_dir / ".loao" / detector,
+        seed,
+        max_epochs,
         lambda train, dev, out: _train_into(detector, train, dev, out, seed, max_epochs, cache),
-        lambda out, scored: _raw_scores(detector, out, scored))
+        lambda out, scored: _raw_scores(detector, out, scored),
+    )
     dev_rows = [r for r in rows if r.split == "dev"]
     scores = _raw_scores(detector, weights_dir, dev_rows)
     labels = np.array([r.label for r in dev_rows])
@@ -103,8 +113,15 @@ def _calibrate(detector: str, run_dir: Path, rows: list, weights_dir: Path, seed
     meta["dev_cllr_seen_attacks"] = round(cllr(a * bona + b, a * spoof + b), 6)
 
 
-def train_detector(detector: str, data: Path | list[Path], out_dir: Path, seed: int = DEFAULT_SEED,
-                   dev_fraction: float = 0.1, max_epochs: int | None = None, command: str = "") -> dict:
+def train_detector(
+    detector: str,
+    data: Path | list[Path],
+    out_dir: Path,
+    seed: int = DEFAULT_SEED,
+    dev_fraction: float = 0.1,
+    max_epochs: int | None = None,
+    command: str = "",
+) -> dict:
     """Train on the data run(s) ``data`` (feature cache and LOAO folds live in the first) into ``out_dir``."""
     if detector not in TRAINERS:
         raise SystemExit(f"unknown detector {detector!r}; trainable: {', '.join(TRAINERS)}")
@@ -114,14 +131,22 @@ def train_detector(detector: str, data: Path | list[Path], out_dir: Path, seed: 
     train_rows = [r for r in rows if r.split == "train"]
     dev_rows = [r for r in rows if r.split == "dev"]
     count = lambda rs, lab: sum(r.label == lab for r in rs)  # noqa: E731
-    print(f"{detector}: {count(train_rows, 'bonafide')} bona fide + {count(train_rows, 'spoof')} spoof training clips, "
-          f"{count(dev_rows, 'bonafide')} + {count(dev_rows, 'spoof')} dev", flush=True)
+    print(
+        f"{detector}: {count(train_rows, 'bonafide')} bona fide + {count(train_rows, 'spoof')} spoof training clips, "
+        f"{count(dev_rows, 'bonafide')} + {count(dev_rows, 'spoof')} dev",
+        flush=True,
+    )
     result = _train_into(detector, train_rows, dev_rows, out_dir, seed, max_epochs, run_dir / ".feature-cache")
     meta = {
-        **result, "training_manifest_sha256": manifest_sha256(rows), "seed": seed,
-        "dev_fraction": dev_fraction, "seen_generators": sorted({r.generator for r in rows if r.label == "spoof"}),
-        "n_train_bonafide": count(train_rows, "bonafide"), "n_train_spoof": count(train_rows, "spoof"),
-        "n_dev_bonafide": count(dev_rows, "bonafide"), "n_dev_spoof": count(dev_rows, "spoof"),
+        **result,
+        "training_manifest_sha256": manifest_sha256(rows),
+        "seed": seed,
+        "dev_fraction": dev_fraction,
+        "seen_generators": sorted({r.generator for r in rows if r.label == "spoof"}),
+        "n_train_bonafide": count(train_rows, "bonafide"),
+        "n_train_spoof": count(train_rows, "spoof"),
+        "n_dev_bonafide": count(dev_rows, "bonafide"),
+        "n_dev_spoof": count(dev_rows, "spoof"),
         "command": command,
     }
     write_manifest(rows, out_dir / TRAINING_MANIFEST_FILE)
@@ -149,13 +174,21 @@ def _same_clips(rows: list, weights_dir: Path) -> int:
     mine = {r.id: r.record() for r in rows}
     if set(mine) != set(committed):
         diff = sorted(set(mine) ^ set(committed))
-        raise SystemExit(f"{weights_dir}: the data has {len(diff)} clips more or fewer than the weights were trained on "
-                         f"(e.g. {', '.join(diff[:3])}); rebuild that data run or retrain")
-    changed = [k for k in mine if any(mine[k][f] != committed[k][f] for f in ("label", "speaker", "split"))
-               or (mine[k]["label"] == "bonafide" and mine[k]["sha256"] != committed[k]["sha256"])]
+        raise SystemExit(
+            f"{weights_dir}: the data has {len(diff)} clips more or fewer than the weights were trained on "
+            f"(e.g. {', '.join(diff[:3])}); rebuild that data run or retrain"
+        )
+    changed = [
+        k
+        for k in mine
+        if any(mine[k][f] != committed[k][f] for f in ("label", "speaker", "split"))
+        or (mine[k]["label"] == "bonafide" and mine[k]["sha256"] != committed[k]["sha256"])
+    ]
     if changed:
-        raise SystemExit(f"{weights_dir}: {len(changed)} clips differ in label, speaker, split or bona fide bytes "
-                         f"from the training data (e.g. {', '.join(changed[:3])}); rebuild that data run or retrain")
+        raise SystemExit(
+            f"{weights_dir}: {len(changed)} clips differ in label, speaker, split or bona fide bytes "
+            f"from the training data (e.g. {', '.join(changed[:3])}); rebuild that data run or retrain"
+        )
     return sum(mine[k]["sha256"] != committed[k]["sha256"] for k in mine)
 
 
@@ -170,25 +203,40 @@ def refit_calibration(detector: str, data: Path | list[Path], weights_dir: Path,
     max_epochs = meta.get("hyperparameters", {}).get("max_epochs")
     t1 = time.perf_counter()
     _calibrate(detector, run_dir, rows, weights_dir, meta["seed"], max_epochs, meta)
-    meta["calibration"].update(seconds=round(time.perf_counter() - t1, 1), command=command,
-                               data_manifest_sha256=manifest_sha256(rows), spoof_clips_regenerated=regenerated)
+    meta["calibration"].update(
+        seconds=round(time.perf_counter() - t1, 1),
+        command=command,
+        data_manifest_sha256=manifest_sha256(rows),
+        spoof_clips_regenerated=regenerated,
+    )
     _write_metadata(weights_dir, meta)
     return meta
 
 
 def main(argv: list[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else argv
-    p = argparse.ArgumentParser(prog="python -m services.detectors.training", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        prog="python -m services.detectors.training",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("--detector", required=True, choices=sorted(TRAINERS))
-    p.add_argument("--data", required=True, type=Path, nargs="+",
-                   help="orchestrator run directory with the training clips (or several runs of one manifest)")
+    p.add_argument(
+        "--data",
+        required=True,
+        type=Path,
+        nargs="+",
+        help="orchestrator run directory with the training clips (or several runs of one manifest)",
+    )
     p.add_argument("--out", type=Path, help="weights directory (default: the detector's own weights/)")
     p.add_argument("--seed", type=int, default=DEFAULT_SEED)
     p.add_argument("--dev-fraction", type=float, default=0.1, help="share of training speakers held out as dev")
     p.add_argument("--max-epochs", type=int, help="override the detector's epoch budget (neural detectors)")
-    p.add_argument("--refit-calibration", action="store_true",
-                   help="keep the weights in --out and refit only their calibration (leave-one-attack-out)")
+    p.add_argument(
+        "--refit-calibration",
+        action="store_true",
+        help="keep the weights in --out and refit only their calibration (leave-one-attack-out)",
+    )
     args = p.parse_args(argv)
     trainer_file = importlib.import_module(TRAINERS[args.detector][0]).__file__
     if args.out is None and trainer_file is None:

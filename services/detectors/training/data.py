@@ -8,6 +8,7 @@ speakers (LibriSpeech test-*) are disjoint from the training corpus (train-clean
 construction. Every clip's sha256 is checked on reading; the rows' canonical hash is the training
 manifest hash recorded with the weights.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -32,10 +33,10 @@ class TrainingClip:
     id: str
     path: str
     sha256: str
-    label: str          # "bonafide" | "spoof"
+    label: str  # "bonafide" | "spoof"
     speaker: str
-    generator: str      # "" for bona fide
-    split: str          # "train" | "dev"
+    generator: str  # "" for bona fide
+    split: str  # "train" | "dev"
 
     @property
     def target(self) -> int:
@@ -43,8 +44,14 @@ class TrainingClip:
 
     def record(self) -> dict:
         """The committed manifest row: paths are machine-specific, content hashes are not."""
-        return {"id": self.id, "sha256": self.sha256, "label": self.label, "speaker": self.speaker,
-                "generator": self.generator, "split": self.split}
+        return {
+            "id": self.id,
+            "sha256": self.sha256,
+            "label": self.label,
+            "speaker": self.speaker,
+            "generator": self.generator,
+            "split": self.split,
+        }
 
 
 def _read_jsonl(path: Path) -> list[dict]:
@@ -63,15 +70,18 @@ def _generations(run_dirs: list[Path], items: dict) -> list[dict]:
             if g.get("status") != "ok":
                 continue
             if g["item"] not in items:
-                raise TrainingDataError(f"{gen_path}: {g['id']} is made from {g['item']}, not in {run_dirs[0]}'s manifest")
+                raise TrainingDataError(
+                    f"{gen_path}: {g['id']} is made from {g['item']}, not in {run_dirs[0]}'s manifest"
+                )
             if g["id"] in out and out[g["id"]]["audio_sha256"] != g["audio_sha256"]:
                 raise TrainingDataError(f"{g['id']}: {out[g['id']]['audio']} and {run_dir / g['audio']} differ")
             out[g["id"]] = {**g, "audio": str(run_dir / g["audio"])}
     return list(out.values())
 
 
-def build_training_manifest(run_dir: Path | list[Path], dev_fraction: float, seed: int,
-                            generators: list[str] | None = None) -> list[TrainingClip]:
+def build_training_manifest(
+    run_dir: Path | list[Path], dev_fraction: float, seed: int, generators: list[str] | None = None
+) -> list[TrainingClip]:
     """All clips of the run, labelled and split by speaker, sorted by id.
 
     ``run_dir`` may be several runs over the same manifest (e.g. one per generator, made apart):
@@ -89,13 +99,17 @@ def build_training_manifest(run_dir: Path | list[Path], dev_fraction: float, see
     n_dev = min(len(speakers) - 1, max(1, int(round(dev_fraction * len(speakers)))))
     dev = set(rng.choice(speakers, size=n_dev, replace=False).tolist())
     split = {s: "dev" if s in dev else "train" for s in speakers}
-    rows = [TrainingClip(i["id"], i["audio_path"], i["audio_sha256"], "bonafide", i["speaker"], "", split[i["speaker"]])
-            for i in items.values()]
+    rows = [
+        TrainingClip(i["id"], i["audio_path"], i["audio_sha256"], "bonafide", i["speaker"], "", split[i["speaker"]])
+        for i in items.values()
+    ]
     for g in _generations(run_dirs, items):
         if generators is not None and g["generator"] not in generators:
             continue
         speaker = items[g["item"]]["speaker"]
-        rows.append(TrainingClip(g["id"], g["audio"], g["audio_sha256"], "spoof", speaker, g["generator"], split[speaker]))
+        rows.append(
+            TrainingClip(g["id"], g["audio"], g["audio_sha256"], "spoof", speaker, g["generator"], split[speaker])
+        )
     rows.sort(key=lambda r: r.id)
     for split_name in ("train", "dev"):
         labels = {r.label for r in rows if r.split == split_name}
@@ -105,8 +119,9 @@ def build_training_manifest(run_dir: Path | list[Path], dev_fraction: float, see
 
 
 def manifest_sha256(rows: list[TrainingClip]) -> str:
-    canonical = "".join(json.dumps({k: v for k, v in r.record().items() if k != "generator"}, sort_keys=True) + "\n"
-                        for r in rows)
+    canonical = "".join(
+        json.dumps({k: v for k, v in r.record().items() if k != "generator"}, sort_keys=True) + "\n" for r in rows
+    )
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 

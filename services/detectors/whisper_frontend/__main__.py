@@ -1,4 +1,5 @@
 """``python -m services.detectors.whisper_frontend --port N``"""
+
 from services.sdk import serve
 
 from .model import WhisperFrontendModel

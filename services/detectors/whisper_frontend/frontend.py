@@ -5,6 +5,7 @@ each chunk's 80-band log-mel (faster-whisper's extractor) runs through the encod
 thread: identical outputs run to run). Only the encoder frames that cover real audio (20 ms each)
 are kept; the clip embedding is their mean and standard deviation (768 values).
 """
+
 from __future__ import annotations
 
 import math
@@ -14,7 +15,7 @@ import numpy as np
 
 SAMPLE_RATE = 16000
 CHUNK = 30 * SAMPLE_RATE
-SAMPLES_PER_FRAME = 320           # encoder frame = 2 mel hops of 10 ms
+SAMPLES_PER_FRAME = 320  # encoder frame = 2 mel hops of 10 ms
 
 
 def model_dir() -> Path:
@@ -30,21 +31,23 @@ class WhisperEncoderEmbedding:
 
         self.directory = Path(directory or model_dir())
         self._ct2 = ctranslate2
-        self.model = ctranslate2.models.Whisper(str(self.directory), device="cpu", compute_type="float32",
-                                                intra_threads=1, inter_threads=1)
+        self.model = ctranslate2.models.Whisper(
+            str(self.directory), device="cpu", compute_type="float32", intra_threads=1, inter_threads=1
+        )
         self.features = FeatureExtractor(feature_size=80)
 
     def frames(self, samples: np.ndarray) -> np.ndarray:
         """(n_frames, 384) encoder outputs over the real audio."""
         out = []
         for start in range(0, max(len(samples), 1), CHUNK):
-            chunk = samples[start:start + CHUNK]
+            chunk = samples[start : start + CHUNK]
             padded = np.zeros(CHUNK, np.float32)
-            padded[:len(chunk)] = chunk
+            padded[: len(chunk)] = chunk
             mel = self.features(padded, padding=0)[:, :3000].astype(np.float32)
-            enc = np.array(self.model.encode(self._ct2.StorageView.from_array(np.ascontiguousarray(mel[None])),
-                                             to_cpu=True))[0]
-            out.append(enc[:max(1, math.ceil(len(chunk) / SAMPLES_PER_FRAME))])
+            enc = np.array(
+                self.model.encode(self._ct2.StorageView.from_array(np.ascontiguousarray(mel[None])), to_cpu=True)
+            )[0]
+            out.append(enc[: max(1, math.ceil(len(chunk) / SAMPLES_PER_FRAME))])
         return np.concatenate(out)
 
     def embed(self, samples: np.ndarray) -> np.ndarray:

@@ -6,6 +6,7 @@ frames is trained (``train.py``). The score is the back end's log-odds, mapped t
 calibration fitted on dev. The service refuses to start when either the back-end weights or the
 encoder's ``model.bin`` differs from what was trained.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -24,12 +25,16 @@ WEIGHTS_FILE = "backend.npz"
 class WhisperFrontendModel(TrainedDetector):
     name = "whisper-frontend"
     version = "1.0.0"
-    licence = ("Apache-2.0 back end (VoxArena, trained on LibriSpeech CC BY 4.0 and seen-generator speech); "
-               "Whisper tiny.en weights MIT (OpenAI)")
+    licence = (
+        "Apache-2.0 back end (VoxArena, trained on LibriSpeech CC BY 4.0 and seen-generator speech); "
+        "Whisper tiny.en weights MIT (OpenAI)"
+    )
     family = "PRETRAINED_FRONT_END"
     native_sample_rate = 16000
-    timing_scope = ("score: resample to 16 kHz (soxr HQ) + log-mel + Whisper tiny.en encoder per 30 s chunk "
-                    "(CTranslate2 float32, 1 thread) + logistic regression")
+    timing_scope = (
+        "score: resample to 16 kHz (soxr HQ) + log-mel + Whisper tiny.en encoder per 30 s chunk "
+        "(CTranslate2 float32, 1 thread) + logistic regression"
+    )
     max_batch_size = 8
     max_seconds = 600.0
     weight_files = (WEIGHTS_FILE,)
@@ -39,8 +44,10 @@ class WhisperFrontendModel(TrainedDetector):
         expected = meta.get("frontend", {}).get("model_sha256")
         actual = sha256_file(model_dir() / "model.bin")
         if actual != expected:
-            raise WeightsMismatch(f"{model_dir() / 'model.bin'}: sha256 {actual} is not the encoder the back end was "
-                                  f"trained on ({expected}); refusing to start")
+            raise WeightsMismatch(
+                f"{model_dir() / 'model.bin'}: sha256 {actual} is not the encoder the back end was "
+                f"trained on ({expected}); refusing to start"
+            )
         data = np.load(directory / WEIGHTS_FILE)
         self._mean, self._scale, self._coef, self._intercept = (data[k] for k in ("mean", "scale", "coef", "intercept"))
         self.encoder = WhisperEncoderEmbedding()

@@ -4,6 +4,7 @@ Embeddings are cached per clip sha256 under the data run's ``.feature-cache/`` (
 slow part). The regularisation strength is chosen on dev (lowest dev EER, then lowest dev log-loss),
 the "early stopping" of a convex back end.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -60,8 +61,14 @@ def fit(train: list[TrainingClip], dev: list[TrainingClip], out_dir: Path, seed:
     clf.fit(scaler.transform(x_train), y_train)
     with open(out_dir / WEIGHTS_FILE, "wb") as f:
         np.savez(f, mean=scaler.mean_, scale=scaler.scale_, coef=clf.coef_[0], intercept=clf.intercept_)
-    return {"files": [WEIGHTS_FILE], "epochs": None, "model_selection": trials,
-            "hyperparameters": {"C": best["C"], "class_weight": "balanced", "embedding": "mean+std of encoder frames"},
-            "frontend": {"model": "whisper tiny.en encoder (CTranslate2 float32)",
-                         "model_sha256": sha256_file(model_dir() / "model.bin")},
-            "parameter_count": int(clf.coef_.size + clf.intercept_.size)}
+    return {
+        "files": [WEIGHTS_FILE],
+        "epochs": None,
+        "model_selection": trials,
+        "hyperparameters": {"C": best["C"], "class_weight": "balanced", "embedding": "mean+std of encoder frames"},
+        "frontend": {
+            "model": "whisper tiny.en encoder (CTranslate2 float32)",
+            "model_sha256": sha256_file(model_dir() / "model.bin"),
+        },
+        "parameter_count": int(clf.coef_.size + clf.intercept_.size),
+    }

@@ -1,4 +1,5 @@
 """``python -m services.generators.espeak_ng --port N``"""
+
 from services.sdk import serve
 
 from .model import EspeakNgModel

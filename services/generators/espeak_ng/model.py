@@ -4,6 +4,7 @@ Text goes in on stdin (never on the command line), audio comes back as a WAV on 
 engine's native 22,050 Hz. The engine has no randomness: the same text and options give the same
 bytes, whatever the seed (which is echoed).
 """
+
 from __future__ import annotations
 
 from typing import ClassVar
@@ -57,4 +58,6 @@ class EspeakNgModel(GeneratorModel):
         return clip
 
     def synthesize(self, request: SynthesisRequest) -> SynthesisResult:
-        return SynthesisResult(self.synthesize_text(request.text, request.voice, request.parameters), voice=request.voice)
+        return SynthesisResult(
+            self.synthesize_text(request.text, request.voice, request.parameters), voice=request.voice
+        )

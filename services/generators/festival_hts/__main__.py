@@ -1,4 +1,5 @@
 """``python -m services.generators.festival_hts --port N``"""
+
 from services.sdk import serve
 
 from .model import FestivalHtsModel

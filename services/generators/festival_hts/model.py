@@ -5,6 +5,7 @@ and the MLSA filter vocoder turns them into a waveform at the voice's native 32 
 ``festival`` + ``festvox-us-slt-hts``). Deterministic. Parameter count: the float32 values of the
 Gaussian PDFs (duration, spectrum, F0, global variance) in the .htsvoice file.
 """
+
 from __future__ import annotations
 
 import re
@@ -65,13 +66,23 @@ class FestivalHtsModel(GeneratorModel):
 
     def metadata(self) -> dict[str, str]:
         h = htsvoice_header(HTS_VOICE)
-        return {"engine": self._version, "hts_voice": HTS_VOICE.name, "mcep_order": str(int(h["VECTOR_LENGTH[MCP]"]) - 1),
-                "mcep_alpha": h.get("OPTION[MCP]", ""), "frame_period_samples": h["FRAME_PERIOD"]}
+        return {
+            "engine": self._version,
+            "hts_voice": HTS_VOICE.name,
+            "mcep_order": str(int(h["VECTOR_LENGTH[MCP]"]) - 1),
+            "mcep_alpha": h.get("OPTION[MCP]", ""),
+            "frame_period_samples": h["FRAME_PERIOD"],
+        }
 
     def _synth(self, text: str, stretch: float):
         # Festival reads the text from stdin; the Scheme is ours, never the user's text.
-        cmd = [self._exe, "-eval", f"(begin (voice_cmu_us_slt_arctic_hts) (Parameter.set 'Duration_Stretch {stretch}))",
-               "-o", "{out}"]
+        cmd = [
+            self._exe,
+            "-eval",
+            f"(begin (voice_cmu_us_slt_arctic_hts) (Parameter.set 'Duration_Stretch {stretch}))",
+            "-o",
+            "{out}",
+        ]
         clip = run_engine(cmd, re.sub(r"\s+", " ", text), time_limit_for(text), self.name)
         if clip.sample_rate != self.native_sample_rate:
             raise InternalError(f"festival wrote {clip.sample_rate} Hz, expected {self.native_sample_rate}")

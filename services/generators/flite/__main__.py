@@ -1,4 +1,5 @@
 """``python -m services.generators.flite --port N``"""
+
 from services.sdk import serve
 
 from .model import FliteModel

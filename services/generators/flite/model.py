@@ -3,6 +3,7 @@
 The voices are compiled into the Debian flite program. kal speaks at 8 kHz, the others at 16 kHz:
 each voice's true rate is in GetInfo (``VoiceSpec.sample_rate``), never resampled. Deterministic.
 """
+
 from __future__ import annotations
 
 from services.sdk import GeneratorModel, Option, SynthesisRequest, SynthesisResult, Voice
@@ -46,4 +47,6 @@ class FliteModel(GeneratorModel):
         return clip
 
     def synthesize(self, request: SynthesisRequest) -> SynthesisResult:
-        return SynthesisResult(self.synthesize_text(request.text, request.voice, request.parameters), voice=request.voice)
+        return SynthesisResult(
+            self.synthesize_text(request.text, request.voice, request.parameters), voice=request.voice
+        )

@@ -1,4 +1,5 @@
 """``python -m services.generators.griffin_lim --port N``"""
+
 from services.sdk import serve
 
 from .model import GriffinLimModel

@@ -5,6 +5,7 @@ inverted to a linear magnitude (non-negative least squares) and its phase recove
 Griffin-Lim (momentum 0.99) from a random initial phase drawn from the request seed: the same seed
 gives the same bytes. A DSP vocoder with no trained parameters.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -22,10 +23,12 @@ class GriffinLimModel(GeneratorModel):
     deterministic = True
     timing_scope = "synthesis: mel analysis + mel inversion + Griffin-Lim iterations"
     max_source_seconds = 120.0  # longer sources: INVALID_ARGUMENT (split them), never a hang
-    options = (Option("n_iter", "Griffin-Lim iterations, 1..500", "32"),
-               Option("n_mels", "mel bands, 20..256", "80"),
-               Option("n_fft", "FFT size, 256..4096", "1024"),
-               Option("hop_length", "hop in samples, 64..1024", "256"))
+    options = (
+        Option("n_iter", "Griffin-Lim iterations, 1..500", "32"),
+        Option("n_mels", "mel bands, 20..256", "80"),
+        Option("n_fft", "FFT size, 256..4096", "1024"),
+        Option("hop_length", "hop in samples, 64..1024", "256"),
+    )
 
     def load(self) -> None:
         from librosa.version import version  # librosa.__version__, which its type stub omits
@@ -33,7 +36,11 @@ class GriffinLimModel(GeneratorModel):
         self._version = version
 
     def metadata(self) -> dict[str, str]:
-        return {"engine": f"librosa {self._version}", "input_resampler": INPUT_RESAMPLER, "init": "random phase from seed"}
+        return {
+            "engine": f"librosa {self._version}",
+            "input_resampler": INPUT_RESAMPLER,
+            "init": "random phase from seed",
+        }
 
     def synthesize(self, request: SynthesisRequest) -> SynthesisResult:
         import librosa
@@ -45,10 +52,12 @@ class GriffinLimModel(GeneratorModel):
         hop = int(self.float_option(o, "hop_length", 64, 1024))
         fs = self.native_sample_rate
         x = source_signal(request.source_clip(), fs).astype(np.float32)
-        mel = librosa.feature.melspectrogram(y=x, sr=fs, n_fft=n_fft, hop_length=hop, n_mels=n_mels, power=1.0,
-                                             fmax=fs / 2)
+        mel = librosa.feature.melspectrogram(
+            y=x, sr=fs, n_fft=n_fft, hop_length=hop, n_mels=n_mels, power=1.0, fmax=fs / 2
+        )
         magnitude = librosa.feature.inverse.mel_to_stft(mel, sr=fs, n_fft=n_fft, power=1.0, fmax=fs / 2)
         rng = np.random.RandomState(request.seed % (2**32))
-        y = librosa.griffinlim(magnitude, n_iter=n_iter, hop_length=hop, n_fft=n_fft, init="random", random_state=rng,
-                               length=x.size)
+        y = librosa.griffinlim(
+            magnitude, n_iter=n_iter, hop_length=hop, n_fft=n_fft, init="random", random_state=rng, length=x.size
+        )
         return SynthesisResult(output_clip(y, fs))

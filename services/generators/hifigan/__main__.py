@@ -1,4 +1,5 @@
 """``python -m services.generators.hifigan --port N`` (needs the converted model: ``make models MODELS=hifigan``)"""
+
 from services.sdk import serve
 
 from .model import HifiganModel

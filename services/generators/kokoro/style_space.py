@@ -11,6 +11,7 @@ timbre with every other's prosody, each voice pushed away from the others, seede
 speaking a fixed probe text in that style. Building it costs one synthesis per point, so it is
 cached on disk under a key that is the sha256 of everything it depends on.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -20,9 +21,9 @@ import logging
 import os
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
@@ -38,20 +39,22 @@ RECIPE_SEED = 20250101
 
 @dataclass(frozen=True)
 class StylePoint:
-    timbre: np.ndarray   # (K,) weights, sum 1
+    timbre: np.ndarray  # (K,) weights, sum 1
     prosody: np.ndarray  # (K,) weights, sum 1
 
     def table(self, stock: np.ndarray) -> np.ndarray:
         """The [510, 256] style table of this point from the stock tables [K, 510, 256]."""
         half = stock.shape[2] // 2
-        return np.concatenate([np.tensordot(self.timbre, stock[:, :, :half], 1),
-                               np.tensordot(self.prosody, stock[:, :, half:], 1)], axis=1).astype(np.float32)
+        return np.concatenate(
+            [np.tensordot(self.timbre, stock[:, :, :half], 1), np.tensordot(self.prosody, stock[:, :, half:], 1)],
+            axis=1,
+        ).astype(np.float32)
 
     def vector(self) -> np.ndarray:
         return np.concatenate([self.timbre, self.prosody])
 
     @staticmethod
-    def from_vector(v: np.ndarray) -> "StylePoint":
+    def from_vector(v: np.ndarray) -> StylePoint:
         """Clipped to the bounds and renormalised to sum 1 per half."""
         k = v.size // 2
         halves = [np.clip(h, *WEIGHT_BOUNDS) for h in (v[:k], v[k:])]
@@ -60,6 +63,7 @@ class StylePoint:
     def describe(self, names: list[str]) -> str:
         def part(w: np.ndarray) -> str:
             return ",".join(f"{n}:{x:.2f}" for n, x in zip(names, w) if abs(x) >= 0.005)
+
         return f"timbre {part(self.timbre)}; prosody {part(self.prosody)}"
 
 
@@ -72,7 +76,9 @@ def recipe_points(k: int) -> list[StylePoint]:
     pushed = [1.4 * eye[i] - 0.4 * (1 - eye[i]) / (k - 1) for i in range(k)]  # each voice away from the others
     points += [StylePoint(w, w) for w in pushed]
     rng = np.random.default_rng(RECIPE_SEED)
-    points += [StylePoint(rng.dirichlet(np.full(k, 0.7)), rng.dirichlet(np.full(k, 0.7))) for _ in range(RANDOM_MIXTURES)]
+    points += [
+        StylePoint(rng.dirichlet(np.full(k, 0.7)), rng.dirichlet(np.full(k, 0.7))) for _ in range(RANDOM_MIXTURES)
+    ]
     return points
 
 
@@ -90,13 +96,24 @@ class StyleBank:
 
     @staticmethod
     def cache_key(dependencies: dict[str, str], k: int) -> str:
-        payload = dict(dependencies, recipe_version=str(RECIPE_VERSION), probe=PROBE_TEXT,
-                       random_mixtures=str(RANDOM_MIXTURES), seed=str(RECIPE_SEED), voices=str(k))
+        payload = dict(
+            dependencies,
+            recipe_version=str(RECIPE_VERSION),
+            probe=PROBE_TEXT,
+            random_mixtures=str(RANDOM_MIXTURES),
+            seed=str(RECIPE_SEED),
+            voices=str(k),
+        )
         return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
     @classmethod
-    def load_or_build(cls, dependencies: dict[str, str], k: int,
-                      embed_point: Callable[[StylePoint], np.ndarray], directory: Path | None = None) -> "StyleBank":
+    def load_or_build(
+        cls,
+        dependencies: dict[str, str],
+        k: int,
+        embed_point: Callable[[StylePoint], np.ndarray],
+        directory: Path | None = None,
+    ) -> StyleBank:
         key = cls.cache_key(dependencies, k)
         path = (directory or cache_dir()) / f"style-bank-{key[:16]}.npz"
         points = recipe_points(k)

@@ -1,4 +1,5 @@
 """``python -m services.generators.mbrola --port N`` (optional, non-free voices)"""
+
 from services.sdk import serve
 
 from .model import MbrolaModel

@@ -4,6 +4,7 @@ OPTIONAL and NON-FREE: the MBROLA voices come from Debian contrib/non-free and t
 forbids commercial use and sale. This service is kept out of the default stacks; opt in with
 ``make setup-mbrola`` (adds Debian contrib/non-free, installs mbrola and mbrola-us1..3).
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -16,8 +17,10 @@ MBROLA_VOICE_DIR = Path("/usr/share/mbrola")
 
 class MbrolaModel(EspeakNgModel):
     name = "mbrola"
-    licence = ("NON-FREE, OPTIONAL: mbrola binary AGPL-3.0; voices us1-us3 (Debian contrib/non-free) licensed for "
-               "non-commercial use only, sale forbidden; espeak-ng front end GPL-3.0-or-later")
+    licence = (
+        "NON-FREE, OPTIONAL: mbrola binary AGPL-3.0; voices us1-us3 (Debian contrib/non-free) licensed for "
+        "non-commercial use only, sale forbidden; espeak-ng front end GPL-3.0-or-later"
+    )
     family = "CONCATENATIVE"
     native_sample_rate = 16000
     timing_scope = "synthesis: espeak-ng + mbrola process run (start-up + synthesis + WAV write)"
@@ -30,9 +33,14 @@ class MbrolaModel(EspeakNgModel):
     def _check_voices(self) -> None:
         missing = [v.name for v in self.voices if not (MBROLA_VOICE_DIR / v.name[3:]).exists()]
         if missing:
-            raise RuntimeError(f"MBROLA voices {', '.join(missing)} are not installed under {MBROLA_VOICE_DIR}; "
-                               "they are non-free and optional: run `make setup-mbrola`")
+            raise RuntimeError(
+                f"MBROLA voices {', '.join(missing)} are not installed under {MBROLA_VOICE_DIR}; "
+                "they are non-free and optional: run `make setup-mbrola`"
+            )
 
     def metadata(self) -> dict[str, str]:
-        return {"engine": self._version, "non_free": "true",
-                "licence_note": "MBROLA voices: non-commercial use only; do not sell results' audio"}
+        return {
+            "engine": self._version,
+            "non_free": "true",
+            "licence_note": "MBROLA voices: non-commercial use only; do not sell results' audio",
+        }

@@ -1,4 +1,5 @@
 """``python -m services.generators.mlsa_vocoder --port N``"""
+
 from services.sdk import serve
 
 from .model import MlsaVocoderModel

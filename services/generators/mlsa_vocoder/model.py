@@ -4,6 +4,7 @@ Per 5 ms frame (32 ms Blackman window at 16 kHz): mel-cepstrum of order 24 with 
 alpha 0.42 (``pysptk.mcep``), pitch by SWIPE'; synthesis drives the MLSA filter with a pulse train
 (voiced) or noise (unvoiced) whose generator is seeded by the request seed. No trained parameters.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -40,8 +41,10 @@ class MlsaVocoderModel(GeneratorModel):
     deterministic = True
     timing_scope = "synthesis: mel-cepstral analysis + SWIPE' pitch + MLSA filtering"
     max_source_seconds = 120.0  # longer sources: INVALID_ARGUMENT (split them), never a hang
-    options = (Option("order", "mel-cepstrum order, 10..60", "24"),
-               Option("alpha", "all-pass constant, 0..0.8", "0.42"))
+    options = (
+        Option("order", "mel-cepstrum order, 10..60", "24"),
+        Option("alpha", "all-pass constant, 0..0.8", "0.42"),
+    )
 
     def load(self) -> None:
         import pysptk
@@ -49,8 +52,12 @@ class MlsaVocoderModel(GeneratorModel):
         self._version = pysptk.__version__
 
     def metadata(self) -> dict[str, str]:
-        return {"engine": f"pysptk {self._version}", "input_resampler": INPUT_RESAMPLER,
-                "frame": f"{FRAME} samples Blackman, hop {HOP}", "pitch": "SWIPE' 60-400 Hz"}
+        return {
+            "engine": f"pysptk {self._version}",
+            "input_resampler": INPUT_RESAMPLER,
+            "frame": f"{FRAME} samples Blackman, hop {HOP}",
+            "pitch": "SWIPE' 60-400 Hz",
+        }
 
     def synthesize(self, request: SynthesisRequest) -> SynthesisResult:
         import pysptk
@@ -63,7 +70,9 @@ class MlsaVocoderModel(GeneratorModel):
         mc = mel_cepstrum(x, order, alpha)
         pitch = pysptk.swipe(x, fs=fs, hopsize=HOP, min=60, max=400, otype="pitch")
         n = min(len(mc), len(pitch))
-        excitation = pysptk.excite(pitch[:n].astype(np.float64), HOP, gaussian=True, seed=int(request.seed % (2**31 - 1)) + 1)
+        excitation = pysptk.excite(
+            pitch[:n].astype(np.float64), HOP, gaussian=True, seed=int(request.seed % (2**31 - 1)) + 1
+        )
         b = pysptk.mc2b(mc[:n], alpha)
         y = Synthesizer(MLSADF(order=order, alpha=alpha), HOP).synthesis(excitation, b)
         return SynthesisResult(output_clip(y[: x.size], fs))

@@ -1,4 +1,5 @@
 """``python -m services.generators.piper_vits --port N``"""
+
 from services.sdk import serve
 
 from .model import PiperVitsModel

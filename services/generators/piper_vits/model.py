@@ -5,6 +5,7 @@ multiplied by zero, so the output depends only on the text (one shared ONNX sess
 Seeded mode: with any noise, the request's seed seeds onnxruntime's random ops in a fresh session,
 so the same seed gives the same bytes (slower: one session per request, serialised).
 """
+
 from __future__ import annotations
 
 import threading
@@ -13,8 +14,8 @@ import numpy as np
 
 from services.sdk import GeneratorModel, Option, SynthesisRequest, SynthesisResult, Voice
 from services.sdk.errors import InvalidArgument
-from voxarena.hashing import sha256_file
 from voxarena.codec import AudioClip
+from voxarena.hashing import sha256_file
 
 
 class PiperVitsModel(GeneratorModel):
@@ -57,7 +58,9 @@ class PiperVitsModel(GeneratorModel):
         opts.intra_op_num_threads = 1
         opts.inter_op_num_threads = 1
         opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        voice.session = self._ort.InferenceSession(self._model_path, sess_options=opts, providers=["CPUExecutionProvider"])
+        voice.session = self._ort.InferenceSession(
+            self._model_path, sess_options=opts, providers=["CPUExecutionProvider"]
+        )
         return voice
 
     @staticmethod

@@ -1,4 +1,5 @@
 """``python -m services.generators.world_vc --port N``"""
+
 from services.sdk import serve
 
 from .model import WorldVcModel

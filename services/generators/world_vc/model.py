@@ -7,6 +7,7 @@ voiced frames (c0, the energy, stays the source's), back to an envelope with ``m
 resynthesises with the source's aperiodicity. CLONE: Piper VITS (deterministic) speaks the text,
 then the same conversion moves it toward the reference speaker. Deterministic, 16 kHz.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -57,8 +58,10 @@ class WorldVcModel(GeneratorModel):
     deterministic = True
     timing_scope = "synthesis: (CLONE: Piper TTS +) WORLD analysis of source and reference + conversion + synthesis"
     max_source_seconds = 120.0
-    options = (Option("f0_method", "harvest or dio", "harvest"),
-               Option("strength", "0 keeps the source voice, 1 maps fully to the reference statistics", "1.0"))
+    options = (
+        Option("f0_method", "harvest or dio", "harvest"),
+        Option("strength", "0 keeps the source voice, 1 maps fully to the reference statistics", "1.0"),
+    )
 
     def load(self) -> None:
         from services.generators.piper_vits.model import PiperVitsModel
@@ -73,8 +76,12 @@ class WorldVcModel(GeneratorModel):
         return self._tts.weights_sha256()
 
     def metadata(self) -> dict[str, str]:
-        return {"input_resampler": INPUT_RESAMPLER, "clone_tts": "piper-vits en_US-joe-medium, noise 0",
-                "mcep": f"order {ORDER}, alpha {ALPHA}", "conversion": "log-F0 and mel-cepstrum mean/variance mapping"}
+        return {
+            "input_resampler": INPUT_RESAMPLER,
+            "clone_tts": "piper-vits en_US-joe-medium, noise 0",
+            "mcep": f"order {ORDER}, alpha {ALPHA}",
+            "conversion": "log-F0 and mel-cepstrum mean/variance mapping",
+        }
 
     def synthesize(self, request: SynthesisRequest) -> SynthesisResult:
         fs = self.native_sample_rate

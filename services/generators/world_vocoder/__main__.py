@@ -1,4 +1,5 @@
 """``python -m services.generators.world_vocoder --port N``"""
+
 from services.sdk import serve
 
 from .model import WorldVocoderModel

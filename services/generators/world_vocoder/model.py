@@ -1,6 +1,7 @@
 """WORLD analysis-resynthesis (pyworld): F0 (Harvest or DIO+StoneMask), spectral envelope
 (CheapTrick) and aperiodicity (D4C), then WORLD's synthesiser. A DSP vocoder: no trained
 parameters, deterministic. Works at 16 kHz; sources at other rates are resampled (soxr HQ, declared)."""
+
 from __future__ import annotations
 
 from services.sdk import GeneratorModel, Option, SynthesisRequest, SynthesisResult
@@ -30,8 +31,10 @@ class WorldVocoderModel(GeneratorModel):
     deterministic = True
     timing_scope = "synthesis: WORLD analysis (F0, CheapTrick, D4C) + synthesis of the source clip"
     max_source_seconds = 120.0  # longer sources: INVALID_ARGUMENT (split them), never a hang
-    options = (Option("f0_method", "harvest (accurate) or dio (fast, with StoneMask)", "harvest"),
-               Option("frame_period", "analysis frame period in ms, 1..20", "5.0"))
+    options = (
+        Option("f0_method", "harvest (accurate) or dio (fast, with StoneMask)", "harvest"),
+        Option("frame_period", "analysis frame period in ms, 1..20", "5.0"),
+    )
 
     def load(self) -> None:
         import pyworld

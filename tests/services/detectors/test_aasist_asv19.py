@@ -5,6 +5,7 @@ the service passes conformance as a local process.
 Needs ``make convert-venv`` (Debian torch); the model is converted afresh into a temporary directory,
 so the conversion itself (source sha256 check, ONNX vs torch check) runs here too.
 """
+
 from __future__ import annotations
 
 import json
@@ -62,8 +63,14 @@ def models_dir(tmp_path_factory) -> Path:
         pytest.fail(f"{CONVERT_PY} missing: the torch reference needs the conversion venv (make convert-venv)")
     out = tmp_path_factory.mktemp("models")
     env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}
-    done = subprocess.run([str(CONVERT_PY), "-m", "convert", "--out", str(out), NAME], cwd=REPO,
-                          capture_output=True, text=True, timeout=900, env=env)
+    done = subprocess.run(
+        [str(CONVERT_PY), "-m", "convert", "--out", str(out), NAME],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env=env,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     return out
 
@@ -74,13 +81,18 @@ def clip_paths(speech_dir) -> list[Path]:
     clean = sorted((speech_dir / "LibriSpeech" / "test-clean").glob("*/*/*.flac"))
     other = sorted((speech_dir / "LibriSpeech" / "test-other").glob("*/*/*.flac"))
     paths = [clean[2], clean[4], clean[7], other[0], other[35], other[71]]
-    assert min(read_audio_file(str(p)).samples.size for p in paths) < 64600   # the repetition rule is exercised
+    assert min(read_audio_file(str(p)).samples.size for p in paths) < 64600  # the repetition rule is exercised
     return paths
 
 
 def torch_scores(paths: list[Path]) -> list[float]:
-    done = subprocess.run([str(CONVERT_PY), "-c", TORCH_REFERENCE, *map(str, paths)], capture_output=True, text=True,
-                          timeout=900, env={**os.environ, "OMP_NUM_THREADS": "1"})
+    done = subprocess.run(
+        [str(CONVERT_PY), "-c", TORCH_REFERENCE, *map(str, paths)],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout)
 
@@ -99,15 +111,19 @@ def stub(models_dir):
 
 
 def test_served_scores_equal_the_torch_original(stub, clip_paths):
-    request = detector_pb2.ScoreBatchRequest(items=[
-        detector_pb2.ScoreRequest(request_id=p.stem, audio=encode_audio(read_audio_file(str(p)))) for p in clip_paths])
+    request = detector_pb2.ScoreBatchRequest(
+        items=[
+            detector_pb2.ScoreRequest(request_id=p.stem, audio=encode_audio(read_audio_file(str(p))))
+            for p in clip_paths
+        ]
+    )
     items = stub.ScoreBatch(request, timeout=300).items
     served = [i.result.score for i in items]
     assert [i.request_id for i in items] == [p.stem for p in clip_paths]
     assert not any(i.result.is_llr for i in items)
     reference = torch_scores(clip_paths)
     np.testing.assert_allclose(served, reference, rtol=0, atol=TOLERANCE)
-    assert np.ptp(reference) > 100 * TOLERANCE   # distinct clips, distinct scores: the check is not vacuous
+    assert np.ptp(reference) > 100 * TOLERANCE  # distinct clips, distinct scores: the check is not vacuous
 
 
 def test_getinfo_states_provenance(stub, models_dir):
@@ -122,7 +138,7 @@ def test_getinfo_states_provenance(stub, models_dir):
     assert "not calibrated" in meta["description"]
     check = json.loads(meta["conversion_check"])
     assert check["max_abs_score_diff"] <= check["tolerance"] == TOLERANCE
-    assert 250_000 < info.model.parameter_count < 350_000   # AASIST: 297k parameters (Jung et al. 2022)
+    assert 250_000 < info.model.parameter_count < 350_000  # AASIST: 297k parameters (Jung et al. 2022)
 
 
 def _copy(models_dir: Path, tmp_path: Path) -> Path:

@@ -1,13 +1,14 @@
 """Calibration to LLRs against the analytic LLR of two Gaussians, and the SDK serving it."""
+
 import grpc
 import numpy as np
 import pytest
 
-from voxarena.stats.detection import cllr, min_cllr
 from services.detectors.calibration import fit_llr_calibration
 from services.sdk import AudioClip, DetectorModel
 from services.sdk.server import create_model_server
 from voxarena.codec import encode_audio
+from voxarena.stats.detection import cllr, min_cllr
 from voxarena.v1 import common_pb2, detector_pb2, detector_pb2_grpc
 
 
@@ -58,14 +59,14 @@ def test_perfectly_separated_set_gives_bounded_llrs_and_keeps_the_ranking():
     llr = a * np.concatenate([bona, spoof]) + b
     assert np.all(np.abs(llr) <= bound)
     assert a > 0 and np.all(np.argsort(bona) == np.argsort(a * bona + b))
-    assert np.all(llr[:4] > 0) and np.all(llr[4:] < 0)     # the separation itself survives
+    assert np.all(llr[:4] > 0) and np.all(llr[4:] < 0)  # the separation itself survives
 
 
 def test_agrees_with_scipy_on_the_smoothed_objective():
     from scipy.optimize import minimize
 
     rng = np.random.default_rng(7)
-    bona, spoof = rng.normal(40.0, 3.0, 30), rng.normal(10.0, 8.0, 90)   # separated, off-centre, unequal counts
+    bona, spoof = rng.normal(40.0, 3.0, 30), rng.normal(10.0, 8.0, 90)  # separated, off-centre, unequal counts
     tb, ts = 31 / 32, 1 / 92
 
     def loss(p):
@@ -74,8 +75,9 @@ def test_agrees_with_scipy_on_the_smoothed_objective():
         ce_s = ts * np.logaddexp(0, -ms) + (1 - ts) * np.logaddexp(0, ms)
         return 0.5 * np.mean(ce_b) + 0.5 * np.mean(ce_s)
 
-    ref = minimize(loss, x0=[0.1, -2.5], method="Nelder-Mead", options={"xatol": 1e-10, "fatol": 1e-14,
-                                                                        "maxiter": 20000}).x
+    ref = minimize(
+        loss, x0=[0.1, -2.5], method="Nelder-Mead", options={"xatol": 1e-10, "fatol": 1e-14, "maxiter": 20000}
+    ).x
     a, b = fit_llr_calibration(bona, spoof)
     assert loss([a, b]) <= loss(ref) + 1e-12
     assert a == pytest.approx(ref[0], rel=1e-4) and b == pytest.approx(ref[1], rel=1e-4)
@@ -114,7 +116,9 @@ def test_sdk_serves_calibrated_llrs():
         audio = encode_audio(AudioClip(np.full(100, 0.25, np.float32), 16000))
         resp = stub.Score(detector_pb2.ScoreRequest(request_id="c", audio=audio))
         assert resp.is_llr and resp.score == pytest.approx(2.0 * 0.25 - 1.0)
-        batch = stub.ScoreBatch(detector_pb2.ScoreBatchRequest(items=[detector_pb2.ScoreRequest(request_id="d", audio=audio)]))
+        batch = stub.ScoreBatch(
+            detector_pb2.ScoreBatchRequest(items=[detector_pb2.ScoreRequest(request_id="d", audio=audio)])
+        )
         assert batch.items[0].result.is_llr and batch.items[0].result.score == pytest.approx(-0.5)
         assert stub.GetInfo(common_pb2.GetInfoRequest()).calibrated
     finally:
@@ -128,13 +132,23 @@ def test_calibration_command_fits_a_dev_runs_raw_scores(tmp_path):
     import sys
 
     rng = np.random.default_rng(3)
-    rows = [{"detector": "box", "status": "ok", "kind": k, "score": float(s), "is_llr": False}
-            for k, mu in (("bonafide", 1.0), ("spoof", -1.0)) for s in rng.normal(mu, 1.0, 400)]
+    rows = [
+        {"detector": "box", "status": "ok", "kind": k, "score": float(s), "is_llr": False}
+        for k, mu in (("bonafide", 1.0), ("spoof", -1.0))
+        for s in rng.normal(mu, 1.0, 400)
+    ]
     (tmp_path / "detections.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    out = subprocess.run([sys.executable, "-m", "services.detectors.calibration", str(tmp_path), "--detector", "box"],
-                         capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-m", "services.detectors.calibration", str(tmp_path), "--detector", "box"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     a, b = (float(x) for x in out.split(","))
     assert a == pytest.approx(2.0, abs=0.4) and b == pytest.approx(0.0, abs=0.3)  # analytic LLR: 2s
-    missing = subprocess.run([sys.executable, "-m", "services.detectors.calibration", str(tmp_path), "--detector", "x"],
-                             capture_output=True, text=True)
+    missing = subprocess.run(
+        [sys.executable, "-m", "services.detectors.calibration", str(tmp_path), "--detector", "x"],
+        capture_output=True,
+        text=True,
+    )
     assert missing.returncode != 0 and "no scored clips for detector 'x'" in missing.stderr

@@ -1,5 +1,6 @@
 """hf-audio-classifier with a tiny randomly initialised wav2vec 2.0 classifier the test creates and
 saves (no download): served over gRPC, repeatable, label mapping, refusals."""
+
 from __future__ import annotations
 
 import subprocess
@@ -23,10 +24,20 @@ def checkpoint(tmp_path_factory) -> Path:
     import torch
     from transformers import Wav2Vec2Config, Wav2Vec2FeatureExtractor, Wav2Vec2ForSequenceClassification
 
-    cfg = Wav2Vec2Config(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64,
-                         conv_dim=(16, 16), conv_stride=(5, 4), conv_kernel=(10, 4), num_feat_extract_layers=2,
-                         num_labels=2, id2label={0: "spoof", 1: "bonafide"}, label2id={"spoof": 0, "bonafide": 1},
-                         classifier_proj_size=16)
+    cfg = Wav2Vec2Config(
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        conv_dim=(16, 16),
+        conv_stride=(5, 4),
+        conv_kernel=(10, 4),
+        num_feat_extract_layers=2,
+        num_labels=2,
+        id2label={0: "spoof", 1: "bonafide"},
+        label2id={"spoof": 0, "bonafide": 1},
+        classifier_proj_size=16,
+    )
     torch.manual_seed(0)
     directory = tmp_path_factory.mktemp("tiny-w2v2")
     Wav2Vec2ForSequenceClassification(cfg).save_pretrained(directory)
@@ -55,12 +66,23 @@ def test_served_scores_are_finite_and_repeatable(checkpoint, speech_dir):
         expected = AutoModelForAudioClassification.from_pretrained(checkpoint, local_files_only=True).num_parameters()
         assert info.model.parameter_count == expected > 0
         assert len(info.model.weights_sha256) == 64 and info.model.native_sample_rate == 16000
-        items = [detector_pb2.ScoreRequest(request_id=f"c{i}", audio=encode_audio(c)) for i, c in enumerate(clips(speech_dir))]
+        items = [
+            detector_pb2.ScoreRequest(request_id=f"c{i}", audio=encode_audio(c))
+            for i, c in enumerate(clips(speech_dir))
+        ]
         resp = stub.ScoreBatch(detector_pb2.ScoreBatchRequest(items=items))
         scores = [it.result.score for it in resp.items]
         assert all(np.isfinite(scores)) and not any(it.result.is_llr for it in resp.items)
-        empty = stub.ScoreBatch(detector_pb2.ScoreBatchRequest(items=[detector_pb2.ScoreRequest(
-            request_id="e", audio=common_pb2.Audio(sample_rate=16000, channels=1, encoding=common_pb2.PCM_S16LE))]))
+        empty = stub.ScoreBatch(
+            detector_pb2.ScoreBatchRequest(
+                items=[
+                    detector_pb2.ScoreRequest(
+                        request_id="e",
+                        audio=common_pb2.Audio(sample_rate=16000, channels=1, encoding=common_pb2.PCM_S16LE),
+                    )
+                ]
+            )
+        )
         assert empty.items[0].error.code == grpc.StatusCode.INVALID_ARGUMENT.value[0]
     finally:
         ch.close()
@@ -88,9 +110,23 @@ def test_refusals(checkpoint, tmp_path):
 
 
 def test_service_entry_point_takes_its_options(checkpoint):
-    out = subprocess.run([sys.executable, "-m", "services.detectors.hf_audio_classifier", "--port", "0",
-                          "--model-dir", str(checkpoint), "--bonafide-label", "nope"], cwd=REPO,
-                         capture_output=True, text=True, timeout=300)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "services.detectors.hf_audio_classifier",
+            "--port",
+            "0",
+            "--model-dir",
+            str(checkpoint),
+            "--bonafide-label",
+            "nope",
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert out.returncode == 1 and "not one of the model's labels" in out.stderr
 
 
@@ -102,11 +138,18 @@ def test_in_an_arena_run(checkpoint, speech_dir, tmp_path):
     from orchestrator.config import load_config
     from orchestrator.pipeline import Arena
 
-    cfg = {"name": "hf", "dataset": {"root": str(speech_dir / "LibriSpeech"), "subsets": ["test-clean"], "max_items": 3},
-           "generators": {"dummy-generator": {}},
-           "detectors": {"my-w2v2": {"module": "services.detectors.hf_audio_classifier",
-                                     "args": ["--model-dir", str(checkpoint), "--bonafide-label", "bonafide"]}},
-           "scorer": {"metrics": ["rtf"], "bootstrap_resamples": 0}}
+    cfg = {
+        "name": "hf",
+        "dataset": {"root": str(speech_dir / "LibriSpeech"), "subsets": ["test-clean"], "max_items": 3},
+        "generators": {"dummy-generator": {}},
+        "detectors": {
+            "my-w2v2": {
+                "module": "services.detectors.hf_audio_classifier",
+                "args": ["--model-dir", str(checkpoint), "--bonafide-label", "bonafide"],
+            }
+        },
+        "scorer": {"metrics": ["rtf"], "bootstrap_resamples": 0},
+    }
     path = tmp_path / "c.yaml"
     path.write_text(yaml.safe_dump(cfg))
     record = Arena(load_config(path), tmp_path / "run", progress=False).run()

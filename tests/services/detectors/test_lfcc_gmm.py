@@ -1,4 +1,5 @@
 """lfcc-gmm: front end and GMM against their definitions (weights: test_trained_detectors.py)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -35,5 +36,7 @@ def test_gmm_log_likelihood_matches_scipy():
     rng = np.random.default_rng(1)
     g = DiagonalGmm(np.array([0.3, 0.7]), rng.standard_normal((2, 3)), rng.uniform(0.5, 2, (2, 3)))
     x = rng.standard_normal((5, 3))
-    expected = np.log(sum(w * multivariate_normal(m, np.diag(v)).pdf(x) for w, m, v in zip(g.weights, g.means, g.variances)))
+    expected = np.log(
+        sum(w * multivariate_normal(m, np.diag(v)).pdf(x) for w, m, v in zip(g.weights, g.means, g.variances))
+    )
     np.testing.assert_allclose(g.frame_log_likelihood(x), expected)

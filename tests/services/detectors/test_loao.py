@@ -1,5 +1,6 @@
 """Leave-one-attack-out calibration: each fold trains without one seen generator (and early-stops without it),
 scores every dev clip, the pooled scores are calibrated, and a finished fold is reused on a rerun."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -7,10 +8,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from voxarena.stats.detection import cllr
 from services.detectors.calibration import fit_llr_calibration
 from services.detectors.training.data import TrainingClip
 from services.detectors.training.loao import fold_split, loao_calibration
+from voxarena.stats.detection import cllr
 
 GENERATORS = ("gen-a", "gen-b", "gen-c")
 
@@ -40,13 +41,19 @@ class FakeTrainer:
     @staticmethod
     def score_raw(out: Path, rows: list) -> np.ndarray:
         seen = set((out / "seen.txt").read_text().split(","))
-        return np.array([(2.0 if r.label == "bonafide" else -2.0 if r.generator in seen else 3.0) + 0.01 * int(r.id[-1])
-                         for r in rows])
+        return np.array(
+            [
+                (2.0 if r.label == "bonafide" else -2.0 if r.generator in seen else 3.0) + 0.01 * int(r.id[-1])
+                for r in rows
+            ]
+        )
 
 
 def test_fold_split_holds_the_attack_out_of_training_and_early_stopping():
     train, stop, scored = fold_split(_rows(), "gen-b")
-    assert {r.generator for r in train if r.label == "spoof"} == {"gen-a", "gen-c"} and all(r.split == "train" for r in train)
+    assert {r.generator for r in train if r.label == "spoof"} == {"gen-a", "gen-c"} and all(
+        r.split == "train" for r in train
+    )
     assert "gen-b" not in {r.generator for r in stop} and all(r.split == "dev" for r in stop)
     assert {r.generator for r in scored if r.label == "spoof"} == set(GENERATORS) and len(scored) == 16
 
@@ -85,9 +92,20 @@ def test_refit_refuses_a_data_run_the_weights_were_not_trained_on(tmp_path):
 
     from services.detectors.training.__main__ import refit_calibration
 
-    items = [{"id": f"{s}-1-0000", "speaker": str(s), "audio_path": "x.flac", "audio_sha256": "0" * 64} for s in (1, 2, 3)]
-    gens = [{"id": f"espeak-ng|TTS|{i['id']}", "item": i["id"], "generator": "espeak-ng", "status": "ok",
-             "audio": "a.wav", "audio_sha256": "1" * 64} for i in items]
+    items = [
+        {"id": f"{s}-1-0000", "speaker": str(s), "audio_path": "x.flac", "audio_sha256": "0" * 64} for s in (1, 2, 3)
+    ]
+    gens = [
+        {
+            "id": f"espeak-ng|TTS|{i['id']}",
+            "item": i["id"],
+            "generator": "espeak-ng",
+            "status": "ok",
+            "audio": "a.wav",
+            "audio_sha256": "1" * 64,
+        }
+        for i in items
+    ]
     (tmp_path / "manifest.jsonl").write_text("".join(json.dumps(i) + "\n" for i in items))
     (tmp_path / "generations.jsonl").write_text("".join(json.dumps(g) + "\n" for g in gens))
     weights = Path(__file__).resolve().parents[3] / "services" / "detectors" / "lfcc_gmm" / "weights"
@@ -102,9 +120,21 @@ def test_training_data_from_several_runs_of_one_manifest(tmp_path):
 
     from services.detectors.training.data import TrainingDataError, build_training_manifest
 
-    items = [{"id": f"{s}-1-0000", "speaker": str(s), "audio_path": "x.flac", "audio_sha256": "0" * 64} for s in range(6)]
-    gens = [{"id": f"{g}|T|{i['id']}", "item": i["id"], "generator": g, "status": "ok", "audio": f"audio/{g}.wav",
-             "audio_sha256": g[0] * 64} for i in items for g in ("espeak-ng", "flite")]
+    items = [
+        {"id": f"{s}-1-0000", "speaker": str(s), "audio_path": "x.flac", "audio_sha256": "0" * 64} for s in range(6)
+    ]
+    gens = [
+        {
+            "id": f"{g}|T|{i['id']}",
+            "item": i["id"],
+            "generator": g,
+            "status": "ok",
+            "audio": f"audio/{g}.wav",
+            "audio_sha256": g[0] * 64,
+        }
+        for i in items
+        for g in ("espeak-ng", "flite")
+    ]
     whole, first, second = (tmp_path / n for n in ("whole", "a", "b"))
     for d, rows in ((whole, gens), (first, gens[::2]), (second, gens[1::2])):
         d.mkdir()
@@ -127,12 +157,17 @@ def test_refit_accepts_regenerated_spoof_bytes_but_not_another_split():
 
     weights = Path(__file__).resolve().parents[3] / "services" / "detectors" / "lfcc_gmm" / "weights"
     committed = [json.loads(line) for line in (weights / "training_manifest.jsonl").read_text().splitlines()]
-    rows = [TrainingClip(r["id"], "", r["sha256"], r["label"], r["speaker"], r["generator"], r["split"]) for r in committed]
+    rows = [
+        TrainingClip(r["id"], "", r["sha256"], r["label"], r["speaker"], r["generator"], r["split"]) for r in committed
+    ]
     assert _same_clips(rows, weights) == 0
     spoof = next(i for i, r in enumerate(rows) if r.label == "spoof")
     bona = next(i for i, r in enumerate(rows) if r.label == "bonafide")
     assert _same_clips([replace(r, sha256="f" * 64) if i == spoof else r for i, r in enumerate(rows)], weights) == 1
-    for i, change in ((bona, {"sha256": "f" * 64}), (spoof, {"split": "dev" if rows[spoof].split == "train" else "train"})):
+    for i, change in (
+        (bona, {"sha256": "f" * 64}),
+        (spoof, {"split": "dev" if rows[spoof].split == "train" else "train"}),
+    ):
         with pytest.raises(SystemExit, match="differ in label, speaker, split or bona fide bytes"):
             _same_clips([replace(r, **change) if k == i else r for k, r in enumerate(rows)], weights)
 
@@ -158,12 +193,22 @@ def test_lfcc_gmm_trained_end_to_end_with_a_loao_calibration(speech_dir, tmp_pat
     for k, (spk, p) in enumerate(sorted(by_speaker.items())[:6]):
         items.append({"id": p.stem, "speaker": spk, "audio_path": str(p), "audio_sha256": sha256_file(p)})
         x = read_audio_file(str(p)).samples[:32000]
-        for g, make in (("tone", lambda x, k=k: 0.1 * np.sin(2 * np.pi * (150 + 20 * k) * np.arange(x.size) / 16000)),
-                        ("clipped", lambda x: np.clip(3 * x, -0.1, 0.1))):
+        for g, make in (
+            ("tone", lambda x, k=k: 0.1 * np.sin(2 * np.pi * (150 + 20 * k) * np.arange(x.size) / 16000)),
+            ("clipped", lambda x: np.clip(3 * x, -0.1, 0.1)),
+        ):
             path = tmp_path / "audio" / f"{g}-{spk}.wav"
             sf.write(path, make(x).astype(np.float32), 16000, subtype="PCM_16")
-            gens.append({"id": f"{g}|T|{p.stem}", "item": p.stem, "generator": g, "status": "ok",
-                         "audio": f"audio/{path.name}", "audio_sha256": sha256_file(path)})
+            gens.append(
+                {
+                    "id": f"{g}|T|{p.stem}",
+                    "item": p.stem,
+                    "generator": g,
+                    "status": "ok",
+                    "audio": f"audio/{path.name}",
+                    "audio_sha256": sha256_file(path),
+                }
+            )
     (tmp_path / "manifest.jsonl").write_text("".join(json.dumps(i) + "\n" for i in items))
     (tmp_path / "generations.jsonl").write_text("".join(json.dumps(g) + "\n" for g in gens))
     out = tmp_path / "weights"

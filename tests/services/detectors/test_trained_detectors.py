@@ -1,5 +1,6 @@
 """Every trained detector (committed weights): hash refusal, training record in GetInfo, calibrated
 LLRs, identical scores across two starts, bad audio over gRPC, and the ONNX export against torch."""
+
 from __future__ import annotations
 
 import json
@@ -80,25 +81,37 @@ def test_same_llrs_across_two_starts_and_over_grpc(name, test_clean_clips):
         for key in ("training_manifest_sha256", "seed", "dev_eer", "calibration", "command"):
             assert info.model.metadata[key], key
         assert info.model.weights_sha256 == first.weights_sha256() and len(first.weights_sha256()) == 64
-        items = [detector_pb2.ScoreRequest(request_id=f"c{i}", audio=encode_audio(c)) for i, c in enumerate(test_clean_clips)]
+        items = [
+            detector_pb2.ScoreRequest(request_id=f"c{i}", audio=encode_audio(c)) for i, c in enumerate(test_clean_clips)
+        ]
         resp = stub.ScoreBatch(detector_pb2.ScoreBatchRequest(items=items))
         assert [it.result.score for it in resp.items] == direct
         assert all(it.result.is_llr for it in resp.items)
 
         def error_of(audio: common_pb2.Audio):
-            r = stub.ScoreBatch(detector_pb2.ScoreBatchRequest(items=[detector_pb2.ScoreRequest(request_id="x", audio=audio)]))
+            r = stub.ScoreBatch(
+                detector_pb2.ScoreBatchRequest(items=[detector_pb2.ScoreRequest(request_id="x", audio=audio)])
+            )
             return r.items[0].error
 
         empty = common_pb2.Audio(sample_rate=16000, channels=1, encoding=common_pb2.PCM_S16LE)
-        nan = common_pb2.Audio(sample_rate=16000, channels=1, encoding=common_pb2.PCM_F32LE,
-                               data=np.full(1600, np.nan, "<f4").tobytes())
+        nan = common_pb2.Audio(
+            sample_rate=16000, channels=1, encoding=common_pb2.PCM_F32LE, data=np.full(1600, np.nan, "<f4").tobytes()
+        )
         too_long = encode_audio(AudioClip(np.zeros(int(8000 * (first.max_seconds + 1)), np.float32), 8000))
         for audio, reason in ((empty, "empty audio"), (nan, "NaN"), (too_long, "at most")):
             err = error_of(audio)
             assert err.code == grpc.StatusCode.INVALID_ARGUMENT.value[0] and reason in err.message
         # Any rate is resampled to 16 kHz; a clip shorter than one window is repeated to fill it.
-        for clip in (AudioClip(test_clean_clips[0].samples[::2].copy(), 8000), AudioClip(np.zeros(80, np.float32), 16000)):
-            r = stub.ScoreBatch(detector_pb2.ScoreBatchRequest(items=[detector_pb2.ScoreRequest(request_id="y", audio=encode_audio(clip))]))
+        for clip in (
+            AudioClip(test_clean_clips[0].samples[::2].copy(), 8000),
+            AudioClip(np.zeros(80, np.float32), 16000),
+        ):
+            r = stub.ScoreBatch(
+                detector_pb2.ScoreBatchRequest(
+                    items=[detector_pb2.ScoreRequest(request_id="y", audio=encode_audio(clip))]
+                )
+            )
             assert r.items[0].HasField("result") and np.isfinite(r.items[0].result.score)
     finally:
         ch.close()
@@ -119,13 +132,13 @@ def test_sinc_filters_pass_their_band():
     from services.detectors.sinc import mel_sinc_filters
 
     f = mel_sinc_filters(20, 1025)
-    response = np.abs(np.fft.rfft(f, 16000, axis=1))          # 1 Hz bins
-    mel = lambda hz: 2595 * np.log10(1 + hz / 700)            # noqa: E731
+    response = np.abs(np.fft.rfft(f, 16000, axis=1))  # 1 Hz bins
+    mel = lambda hz: 2595 * np.log10(1 + hz / 700)  # noqa: E731
     edges = 700 * (10 ** (np.linspace(0, mel(8000), 21) / 2595) - 1)
     for i in (5, 10, 19):
         centre = int((edges[i] + edges[i + 1]) / 2)
-        assert response[i, centre] == pytest.approx(1.0, abs=0.05)    # unit gain in the pass band
-        assert response[i, int(edges[i] / 2)] < 0.05                  # stop band below it
+        assert response[i, centre] == pytest.approx(1.0, abs=0.05)  # unit gain in the pass band
+        assert response[i, int(edges[i] / 2)] < 0.05  # stop band below it
 
 
 @pytest.mark.parametrize("name", ["lfcc-lcnn", "rawnet2"])
@@ -139,14 +152,22 @@ def test_training_is_reproducible(name, speech_dir, tmp_path):
     from voxarena.hashing import sha256_file
 
     bona = sorted((speech_dir / "LibriSpeech" / "test-clean").glob("*/*/*.flac"))[:4]
-    rows = [TrainingClip(p.stem, str(p), sha256_file(p), "bonafide", p.stem.split("-")[0], "", "train" if i < 2 else "dev")
-            for i, p in enumerate(bona)]
+    rows = [
+        TrainingClip(p.stem, str(p), sha256_file(p), "bonafide", p.stem.split("-")[0], "", "train" if i < 2 else "dev")
+        for i, p in enumerate(bona)
+    ]
     rng = np.random.default_rng(0)
     for i in range(4):
         path = tmp_path / f"spoof{i}.wav"
         t = np.arange(32000) / 16000
-        sf.write(path, (0.2 * np.sin(2 * np.pi * (120 + 30 * i) * t) + 0.01 * rng.standard_normal(t.size)).astype(np.float32), 16000)
-        rows.append(TrainingClip(f"spoof{i}", str(path), sha256_file(path), "spoof", rows[i].speaker, "tone", rows[i].split))
+        sf.write(
+            path,
+            (0.2 * np.sin(2 * np.pi * (120 + 30 * i) * t) + 0.01 * rng.standard_normal(t.size)).astype(np.float32),
+            16000,
+        )
+        rows.append(
+            TrainingClip(f"spoof{i}", str(path), sha256_file(path), "spoof", rows[i].speaker, "tone", rows[i].split)
+        )
     fit = importlib.import_module(TRAINERS[name][0]).fit
     digests = []
     for k in range(2):

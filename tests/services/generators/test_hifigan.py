@@ -5,6 +5,7 @@ server (rate, length, speaker similarity, Whisper transcript, determinism, bad i
 The torch side runs in the conversion venv (``make convert-venv``) as a subprocess: torch never
 enters the serving environment. The model must have been converted (``make models MODELS=hifigan``).
 """
+
 from __future__ import annotations
 
 import json
@@ -15,13 +16,12 @@ from pathlib import Path
 import grpc
 import numpy as np
 import pytest
+from zoo_helpers import Served
 
 from services.generators.hifigan import mel
 from voxarena.codec import AudioClip, decode_audio, encode_audio, read_audio_file, resample
 from voxarena.hashing import sha256_file
 from voxarena.v1 import common_pb2, generator_pb2
-
-from zoo_helpers import Served
 
 REPO = Path(__file__).resolve().parents[3]
 CONVERT_PYTHON = REPO / "build" / "convert-venv" / "bin" / "python"
@@ -65,9 +65,10 @@ def test_log_mel_matches_an_independent_librosa_computation(speech_dir):
     y = _at_22k(_test_clean(speech_dir)[4]).astype(np.float64)
     ours = mel.log_mel(y)
     pad = (1024 - 256) // 2
-    spec = librosa.stft(np.pad(y, (pad, pad), mode="reflect"), n_fft=1024, hop_length=256, win_length=1024,
-                        window="hann", center=False)
-    magnitude = np.sqrt(spec.real ** 2 + spec.imag ** 2 + 1e-9)
+    spec = librosa.stft(
+        np.pad(y, (pad, pad), mode="reflect"), n_fft=1024, hop_length=256, win_length=1024, window="hann", center=False
+    )
+    magnitude = np.sqrt(spec.real**2 + spec.imag**2 + 1e-9)
     basis = librosa.filters.mel(sr=22050, n_fft=1024, n_mels=80, fmin=0, fmax=8000)
     expected = np.log(np.maximum(basis @ magnitude, 1e-5))
     assert ours.shape == expected.shape == (80, y.size // 256)
@@ -103,18 +104,29 @@ def test_served_audio_matches_the_torch_original(speech_dir, served, tmp_path):
         pytest.fail(f"{CONVERT_PYTHON} is missing: run `make convert-venv` (the torch reference runs there)")
     paths = {p.stem: p for p in _test_clean(speech_dir)}
     y = np.concatenate([_at_22k(paths[name]) for name in ("1089-134686-0001", "1089-134691-0001")])
-    y = y[: (y.size // mel.HOP) * mel.HOP]       # whole hops: the service then pads nothing
+    y = y[: (y.size // mel.HOP) * mel.HOP]  # whole hops: the service then pads nothing
     assert y.size // mel.HOP > 512, "longer than one chunk, so the chunking is compared too"
     np.save(tmp_path / "y.npy", y)
     env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}
-    subprocess.run([str(CONVERT_PYTHON), "-c", TORCH_SCRIPT, str(tmp_path / "y.npy"), str(tmp_path / "mel.npy"),
-                    str(tmp_path / "audio.npy")], check=True, env=env, timeout=900)
+    subprocess.run(
+        [
+            str(CONVERT_PYTHON),
+            "-c",
+            TORCH_SCRIPT,
+            str(tmp_path / "y.npy"),
+            str(tmp_path / "mel.npy"),
+            str(tmp_path / "audio.npy"),
+        ],
+        check=True,
+        env=env,
+        timeout=900,
+    )
     torch_mel, torch_audio = np.load(tmp_path / "mel.npy"), np.load(tmp_path / "audio.npy")
     assert np.max(np.abs(mel.log_mel(y) - torch_mel)) < MEL_TOLERANCE
     out = decode_audio(_synth(served.stub, AudioClip(y, mel.SAMPLE_RATE)).audio).as_float32()
     assert out.shape == torch_audio.shape == y.shape
     diff = out.astype(np.float64) - torch_audio
-    snr = 10 * np.log10(np.sum(torch_audio.astype(np.float64) ** 2) / np.sum(diff ** 2))
+    snr = 10 * np.log10(np.sum(torch_audio.astype(np.float64) ** 2) / np.sum(diff**2))
     print(f"\nhifigan served vs torch: max |diff| {np.max(np.abs(diff)):.2e}, SNR {snr:.1f} dB")
     assert np.max(np.abs(diff)) < AUDIO_MAX_ABS and snr > AUDIO_MIN_SNR_DB
 
@@ -205,15 +217,19 @@ def test_chunked_vocoding_equals_whole_clip_vocoding(speech_dir, served):
 
 @pytest.mark.slow
 def test_bad_requests_are_the_callers_fault(served):
-    short = AudioClip(np.full(800, 0.1, np.float32), 16000)     # 0.05 s
-    long = AudioClip(np.zeros(601 * 8000, np.int16), 8000)      # over max_source_seconds
+    short = AudioClip(np.full(800, 0.1, np.float32), 16000)  # 0.05 s
+    long = AudioClip(np.zeros(601 * 8000, np.int16), 8000)  # over max_source_seconds
     tone = AudioClip((0.1 * np.sin(np.arange(16000) / 5)).astype(np.float32), 16000)
-    for kw in ({"source_audio": encode_audio(short)}, {"source_audio": encode_audio(long)},
-               {"source_audio": encode_audio(tone), "parameters": {"speed": "2"}}):
+    for kw in (
+        {"source_audio": encode_audio(short)},
+        {"source_audio": encode_audio(long)},
+        {"source_audio": encode_audio(tone), "parameters": {"speed": "2"}},
+    ):
         with pytest.raises(grpc.RpcError) as err:
-            served.stub.Synthesize(generator_pb2.SynthesizeRequest(request_id="b", task=generator_pb2.RECONSTRUCT, **kw))
+            served.stub.Synthesize(
+                generator_pb2.SynthesizeRequest(request_id="b", task=generator_pb2.RECONSTRUCT, **kw)
+            )
         assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT, kw
     with pytest.raises(grpc.RpcError) as err:
         served.stub.Synthesize(generator_pb2.SynthesizeRequest(request_id="b", task=generator_pb2.TTS, text="Hello."))
     assert err.value.code() == grpc.StatusCode.UNIMPLEMENTED
-

@@ -2,6 +2,7 @@
 intelligibility, and CLONE's style search (determinism, and that the scorer's independent encoder
 finds the clone closer to held-out speakers than the best stock voice). Fast tests cover the
 phoneme mapping, the text cutting and the option parser without the model."""
+
 from __future__ import annotations
 
 import os
@@ -9,6 +10,7 @@ import os
 import grpc
 import numpy as np
 import pytest
+from zoo_helpers import Served, prompts
 
 from services.generators.kokoro.model import parse_mix
 from services.generators.kokoro.phonemes import SPACE, espeak_to_kokoro, pieces
@@ -16,22 +18,23 @@ from services.sdk.errors import InvalidArgument
 from voxarena.codec import AudioClip, decode_audio, encode_audio, read_audio_file
 from voxarena.v1 import common_pb2, generator_pb2
 
-from zoo_helpers import Served, prompts
-
 VOICES = ["jf_alpha", "jf_gongitsune", "jf_nezumi", "jf_tebukuro", "jm_kumo"]
 TEXT = "He hoped there would be stew for dinner, turnips and carrots."
 
 
 # ------------------------------------------------------------------ fast: no model
-@pytest.mark.parametrize("ipa, expected", [
-    ("d^ʒˈʌd^ʒ", "ʤˈʌʤ"),            # judge: affricates become one symbol
-    ("t^ʃˈɛ^ɹ", "ʧˈɛɹ"),             # chair
-    ("bˈɔ^ɪ hˌa^ʊ nˈa^ɪs", "bˈY hˌW nˈIs"),
-    ("pˈe^ɪd ɡˌo^ʊ", "pˈAd ɡˌO"),
-    ("ɐ bˈʌɾɚ", "ə bˈʌɾəɹ"),
-    ("tˈiːt^ʃɚ bˈɜːd", "tˈiʧəɹ bˈɜɹd"),
-    ("ɹˈɛd rˈɛd", "ɹˈɛd ɹˈɛd"),
-])
+@pytest.mark.parametrize(
+    "ipa, expected",
+    [
+        ("d^ʒˈʌd^ʒ", "ʤˈʌʤ"),  # judge: affricates become one symbol
+        ("t^ʃˈɛ^ɹ", "ʧˈɛɹ"),  # chair
+        ("bˈɔ^ɪ hˌa^ʊ nˈa^ɪs", "bˈY hˌW nˈIs"),
+        ("pˈe^ɪd ɡˌo^ʊ", "pˈAd ɡˌO"),
+        ("ɐ bˈʌɾɚ", "ə bˈʌɾəɹ"),
+        ("tˈiːt^ʃɚ bˈɜːd", "tˈiʧəɹ bˈɜɹd"),
+        ("ɹˈɛd rˈɛd", "ɹˈɛd ɹˈɛd"),
+    ],
+)
 def test_espeak_ipa_to_kokoro_symbols(ipa, expected):
     """Expected strings written by hand from Kokoro's inventory (misaki EN_PHONES: A I W Y O ʤ ʧ ɹ)."""
     assert espeak_to_kokoro(ipa) == expected
@@ -55,10 +58,15 @@ def test_pieces_respect_the_limit_and_cut_at_sentences_then_phrases_then_words()
 
 def test_mix_parser_normalises_and_names_each_fault():
     assert parse_mix("jf_alpha:3, jm_kumo:1", VOICES) == {"jf_alpha": 0.75, "jm_kumo": 0.25}
-    for value, fault in [("jf_alpha", "not VOICE:WEIGHT"), ("nobody:1", "unknown voice 'nobody'"),
-                         ("jf_alpha:x", "'x' of jf_alpha is not a number"), ("jf_alpha:-1", "non-negative"),
-                         ("jf_alpha:0,jm_kumo:0", "sum to 0"), ("jf_alpha:1,jf_alpha:2", "named twice"),
-                         ("jf_alpha:inf", "non-negative")]:
+    for value, fault in [
+        ("jf_alpha", "not VOICE:WEIGHT"),
+        ("nobody:1", "unknown voice 'nobody'"),
+        ("jf_alpha:x", "'x' of jf_alpha is not a number"),
+        ("jf_alpha:-1", "non-negative"),
+        ("jf_alpha:0,jm_kumo:0", "sum to 0"),
+        ("jf_alpha:1,jf_alpha:2", "named twice"),
+        ("jf_alpha:inf", "non-negative"),
+    ]:
         with pytest.raises(InvalidArgument, match=fault):
             parse_mix(value, VOICES)
 
@@ -95,7 +103,7 @@ def test_style_search_is_seeded_bounded_and_never_worse_than_the_bank():
 
     points = recipe_points(5)
     bank = StyleBank(points, np.stack([probe(p) for p in points]), "toy")
-    target = probe(StylePoint(np.array([.3, .3, .2, .1, .1]), np.array([.1, .1, .2, .3, .3])))
+    target = probe(StylePoint(np.array([0.3, 0.3, 0.2, 0.1, 0.1]), np.array([0.1, 0.1, 0.2, 0.3, 0.3])))
     calls.clear()
     budget = SearchBudget(steps=4, seconds=600, top_k=4)
     a, b = search(target, bank, probe, budget, seed=3), search(target, bank, probe, budget, seed=3)
@@ -109,8 +117,9 @@ def test_style_search_is_seeded_bounded_and_never_worse_than_the_bank():
 # ------------------------------------------------------------------ slow: the real model over gRPC
 def synth(stub, task=generator_pb2.TTS, seed=1, text=TEXT, **kw):
     params = kw.pop("parameters", {})
-    return stub.Synthesize(generator_pb2.SynthesizeRequest(request_id=f"r{seed}", seed=seed, task=task, text=text,
-                                                           parameters=params, **kw))
+    return stub.Synthesize(
+        generator_pb2.SynthesizeRequest(request_id=f"r{seed}", seed=seed, task=task, text=text, parameters=params, **kw)
+    )
 
 
 @pytest.fixture(scope="module")
@@ -162,9 +171,12 @@ def test_tts_is_deterministic_at_24k_and_voices_differ(kokoro_tts):
 
 @pytest.mark.slow
 def test_bad_options_are_invalid_argument(kokoro):
-    for params, fault in [({"mix": "jf_alpha:0.7,nobody:0.3"}, "unknown voice 'nobody'"),
-                          ({"mix": "jf_alpha:0"}, "sum to 0"), ({"speed": "9"}, "speed"),
-                          ({"search_steps": "50"}, "search_steps")]:
+    for params, fault in [
+        ({"mix": "jf_alpha:0.7,nobody:0.3"}, "unknown voice 'nobody'"),
+        ({"mix": "jf_alpha:0"}, "sum to 0"),
+        ({"speed": "9"}, "speed"),
+        ({"search_steps": "50"}, "search_steps"),
+    ]:
         task = generator_pb2.CLONE if "search_steps" in params else generator_pb2.TTS
         ref = encode_audio(AudioClip((0.3 * np.sin(np.arange(32000) * 0.05)).astype(np.float32), 16000))
         with pytest.raises(grpc.RpcError) as e:

@@ -1,4 +1,5 @@
 """The real TTS engines behind a real gRPC server: determinism, seeds, info, refusals."""
+
 from __future__ import annotations
 
 import grpc
@@ -21,7 +22,9 @@ def serve(model):
     running.server.start()
     running.set_serving(True)
     limit = 64 * 1024 * 1024  # a 5,000-character text is minutes of audio
-    return running, grpc.insecure_channel(f"localhost:{running.port}", options=[("grpc.max_receive_message_length", limit)])
+    return running, grpc.insecure_channel(
+        f"localhost:{running.port}", options=[("grpc.max_receive_message_length", limit)]
+    )
 
 
 @pytest.fixture(scope="module")
@@ -39,8 +42,11 @@ def espeak():
 
 
 def synth(stub, seed=1, **params):
-    return stub.Synthesize(generator_pb2.SynthesizeRequest(request_id=f"r{seed}", seed=seed, task=generator_pb2.TTS,
-                                                           text=TEXT, parameters=params))
+    return stub.Synthesize(
+        generator_pb2.SynthesizeRequest(
+            request_id=f"r{seed}", seed=seed, task=generator_pb2.TTS, text=TEXT, parameters=params
+        )
+    )
 
 
 def test_piper_info_and_determinism(piper):
@@ -73,5 +79,7 @@ def test_espeak_info_determinism_and_voices(espeak):
 
 def test_espeak_long_text(espeak):
     text = ("The quick brown fox jumps over the lazy dog. " * 120)[:4990]
-    resp = espeak.Synthesize(generator_pb2.SynthesizeRequest(request_id="long", seed=1, task=generator_pb2.TTS, text=text))
+    resp = espeak.Synthesize(
+        generator_pb2.SynthesizeRequest(request_id="long", seed=1, task=generator_pb2.TTS, text=text)
+    )
     assert decode_audio(resp.audio).duration > 200

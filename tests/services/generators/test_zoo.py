@@ -1,6 +1,7 @@
 """The generator zoo with the real engines: intelligibility (Whisper WER), vocoder quality (PESQ
 against the original), voice conversion (Resemblyzer similarity), determinism, and bad input.
 Figures are printed (pytest -s) and written to $VOXARENA_ZOO_REPORT when set."""
+
 from __future__ import annotations
 
 import json
@@ -10,12 +11,11 @@ import shutil
 import grpc
 import numpy as np
 import pytest
+from zoo_helpers import Served, prompts
 
 from scorers.registry import ClipInputs, get_metric
 from voxarena.codec import AudioClip, decode_audio, encode_audio, read_audio_file, resample
 from voxarena.v1 import common_pb2, generator_pb2
-
-from zoo_helpers import Served, prompts
 
 pytestmark = pytest.mark.slow
 REPORT: dict = {}
@@ -28,8 +28,13 @@ def _tts_models():
     from services.generators.mbrola.model import MbrolaModel
     from services.generators.piper_vits.model import PiperVitsModel
 
-    return {"piper-vits": PiperVitsModel, "espeak-ng": EspeakNgModel, "flite": FliteModel,
-            "festival-hts": FestivalHtsModel, "mbrola": MbrolaModel}
+    return {
+        "piper-vits": PiperVitsModel,
+        "espeak-ng": EspeakNgModel,
+        "flite": FliteModel,
+        "festival-hts": FestivalHtsModel,
+        "mbrola": MbrolaModel,
+    }
 
 
 def _vocoders():
@@ -78,8 +83,9 @@ def test_tts_is_intelligible_and_deterministic(name, speech_dir):
                 again = synth(served.stub, request_id="again", task=generator_pb2.TTS, text=text)
                 assert again.audio.data == resp.audio.data, "same request, same seed: same bytes"
         figure = wer.aggregate(rows)
-        REPORT.setdefault(name, {}).update(wer=round(figure, 4), sample_rate=clip.sample_rate,
-                                           family=generator_pb2.GeneratorFamily.Name(info.family))
+        REPORT.setdefault(name, {}).update(
+            wer=round(figure, 4), sample_rate=clip.sample_rate, family=generator_pb2.GeneratorFamily.Name(info.family)
+        )
         assert figure < 0.5, f"{name}: WER {figure:.3f} on five LibriSpeech prompts"
     finally:
         served.close()
@@ -112,7 +118,9 @@ def test_vocoder_pesq_against_the_original(name, speech_dir):
     try:
         scores = []
         for i, src in enumerate(_real_clips(speech_dir)):
-            resp = synth(served.stub, request_id=f"v{i}", task=generator_pb2.RECONSTRUCT, source_audio=encode_audio(src))
+            resp = synth(
+                served.stub, request_id=f"v{i}", task=generator_pb2.RECONSTRUCT, source_audio=encode_audio(src)
+            )
             out = decode_audio(resp.audio)
             assert out.sample_rate == 16000 and abs(out.duration - src.duration) < 0.05
             ref = src.as_float32()
@@ -120,7 +128,9 @@ def test_vocoder_pesq_against_the_original(name, speech_dir):
             assert not np.allclose(deg, ref[: deg.size], atol=1e-3), "a vocoder that returns its input is a bug"
             scores.append(pesq(16000, ref[: deg.size], deg, "wb"))
             if i == 0:
-                same = synth(served.stub, request_id="again", task=generator_pb2.RECONSTRUCT, source_audio=encode_audio(src))
+                same = synth(
+                    served.stub, request_id="again", task=generator_pb2.RECONSTRUCT, source_audio=encode_audio(src)
+                )
                 assert same.audio.data == resp.audio.data
         REPORT.setdefault(name, {}).update(pesq_wb=round(float(np.mean(scores)), 3))
         assert all(1.5 <= s <= 4.5 for s in scores), scores
@@ -153,15 +163,26 @@ def test_world_vc_moves_toward_the_target_speaker(speech_dir):
             src = read_audio_file(str(sorted(a.glob("*/*.flac"))[0]))
             target_files = sorted(b.glob("*/*.flac"))
             ref, held_out = read_audio_file(str(target_files[0])), read_audio_file(str(target_files[1]))
-            resp = synth(served.stub, task=generator_pb2.CONVERT, source_audio=encode_audio(src),
-                         reference_audio=encode_audio(ref))
+            resp = synth(
+                served.stub,
+                task=generator_pb2.CONVERT,
+                source_audio=encode_audio(src),
+                reference_audio=encode_audio(ref),
+            )
             out = decode_audio(resp.audio)
             before.append(sim.measure(ClipInputs("b", src, speaker_reference=held_out))[0]["sim.cosine"])
             after.append(sim.measure(ClipInputs("a", out, speaker_reference=held_out))[0]["sim.cosine"])
-        clone = synth(served.stub, task=generator_pb2.CLONE, text="He hoped there would be stew for dinner.",
-                      reference_audio=encode_audio(ref))
+        clone = synth(
+            served.stub,
+            task=generator_pb2.CLONE,
+            text="He hoped there would be stew for dinner.",
+            reference_audio=encode_audio(ref),
+        )
         assert decode_audio(clone.audio).duration > 1.0
-        REPORT["world-vc"] = {"sim_before": round(float(np.mean(before)), 3), "sim_after": round(float(np.mean(after)), 3)}
+        REPORT["world-vc"] = {
+            "sim_before": round(float(np.mean(before)), 3),
+            "sim_after": round(float(np.mean(after)), 3),
+        }
         assert np.mean(after) > np.mean(before), (before, after)
     finally:
         served.close()
@@ -208,12 +229,22 @@ def test_world_vc_resamples_reference_and_refuses_short_one(speech_dir):
     try:
         src = _real_clips(speech_dir, 1)[0]
         ref22 = AudioClip(resample(src.samples, 16000, 22050), 22050)
-        out = decode_audio(synth(served.stub, task=generator_pb2.CONVERT, source_audio=encode_audio(src),
-                                 reference_audio=encode_audio(ref22)).audio)
+        out = decode_audio(
+            synth(
+                served.stub,
+                task=generator_pb2.CONVERT,
+                source_audio=encode_audio(src),
+                reference_audio=encode_audio(ref22),
+            ).audio
+        )
         assert out.sample_rate == 16000
         with pytest.raises(grpc.RpcError) as e:
-            synth(served.stub, task=generator_pb2.CONVERT, source_audio=encode_audio(src),
-                  reference_audio=encode_audio(AudioClip(src.samples[:1600], 16000)))
+            synth(
+                served.stub,
+                task=generator_pb2.CONVERT,
+                source_audio=encode_audio(src),
+                reference_audio=encode_audio(AudioClip(src.samples[:1600], 16000)),
+            )
         assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT
     finally:
         served.close()

@@ -1,4 +1,5 @@
 """Helpers for the generator-zoo tests: a real gRPC server per engine, and the references."""
+
 from __future__ import annotations
 
 import grpc
@@ -20,9 +21,10 @@ class Served:
         self.running = create_model_server(model, "[::]:0")
         self.running.server.start()
         self.running.set_serving(True)
-        self.channel = grpc.insecure_channel(f"localhost:{self.running.port}",
-                                             options=[("grpc.max_receive_message_length", MAX),
-                                                      ("grpc.max_send_message_length", MAX)])
+        self.channel = grpc.insecure_channel(
+            f"localhost:{self.running.port}",
+            options=[("grpc.max_receive_message_length", MAX), ("grpc.max_send_message_length", MAX)],
+        )
         self.stub = generator_pb2_grpc.GeneratorServiceStub(self.channel)
 
     def close(self) -> None:

@@ -1,4 +1,5 @@
 """The speaker-cluster bootstrap: seeded, brackets the estimate, collapses with one cluster."""
+
 import numpy as np
 import pytest
 
@@ -56,12 +57,12 @@ def _reference_intervals(clusters, statistic, resamples, seed, confidence):
 @pytest.mark.parametrize("confidence", [0.9, 0.5])
 def test_matches_a_second_implementation(confidence):
     rng = np.random.default_rng(5)
-    clusters = [f"c{k}" for k in (3, 0, 4, 1, 1, 2, 4, 4, 0, 3, 3, 3, 2, 4, 4)]   # uneven, interleaved
+    clusters = [f"c{k}" for k in (3, 0, 4, 1, 1, 2, 4, 4, 0, 3, 3, 3, 2, 4, 4)]  # uneven, interleaved
     values = rng.normal(0, 1, len(clusters)) + np.array([int(c[1]) for c in clusters])
 
     def stat(idx):
         if "c2" not in {clusters[i] for i in idx}:
-            raise ValueError("needs c2")              # e.g. a trial set without spoofs: skipped
+            raise ValueError("needs c2")  # e.g. a trial set without spoofs: skipped
         m = float(values[idx].mean())
         return {"mean": m, "sometimes": m if len(idx) % 2 else float("nan"), "never": None}
 

@@ -1,4 +1,5 @@
 """Detection metrics against values computed by hand and by independent implementations."""
+
 import math
 
 import numpy as np
@@ -41,8 +42,10 @@ def test_cllr_finite_for_huge_scores():
 
 def _brute_min_dcf(b, s, costs=D.ASVSPOOF5_COSTS):
     thresholds = np.concatenate([[-np.inf], np.sort(np.concatenate([b, s])), [np.inf]])
-    best = min(costs.c_miss * (1 - costs.p_spoof) * np.mean(b < t) + costs.c_fa * costs.p_spoof * np.mean(s >= t)
-               for t in thresholds)
+    best = min(
+        costs.c_miss * (1 - costs.p_spoof) * np.mean(b < t) + costs.c_fa * costs.p_spoof * np.mean(s >= t)
+        for t in thresholds
+    )
     return best / min(costs.c_miss * (1 - costs.p_spoof), costs.c_fa * costs.p_spoof)
 
 
@@ -85,7 +88,7 @@ def test_pav_matches_sklearn_isotonic_regression_with_ties(seed):
     from sklearn.isotonic import IsotonicRegression
 
     rng = np.random.default_rng(seed)
-    b = np.round(rng.normal(1.0, 1.0, rng.integers(2, 150)), 1)   # rounding makes ties, across classes too
+    b = np.round(rng.normal(1.0, 1.0, rng.integers(2, 150)), 1)  # rounding makes ties, across classes too
     s = np.round(rng.normal(-1.0, 1.5, rng.integers(2, 150)), 1)
     scores, labels = np.r_[b, s], np.r_[np.ones(b.size), np.zeros(s.size)]
     posterior = IsotonicRegression(y_min=0.0, y_max=1.0, increasing=True).fit_transform(scores, labels)
@@ -152,8 +155,8 @@ def test_the_cost_model_cannot_be_changed_in_place():
 def test_scores_at_the_bayes_threshold_are_accepted():
     # As compute_actDCF: a bona fide trial is missed below -log(beta), a spoof accepted at or above it.
     t = -math.log(0.95 / 0.5)
-    assert D.act_dcf(np.array([t]), np.array([t])) == pytest.approx(1.0)           # spoof accepted: .5 / .5
-    assert D.act_dcf(np.array([t - 1e-9]), np.array([t - 1.0])) == pytest.approx(1.9)   # bona fide missed: .95 / .5
+    assert D.act_dcf(np.array([t]), np.array([t])) == pytest.approx(1.0)  # spoof accepted: .5 / .5
+    assert D.act_dcf(np.array([t - 1e-9]), np.array([t - 1.0])) == pytest.approx(1.9)  # bona fide missed: .95 / .5
 
 
 def test_rejects_an_empty_spoof_side():

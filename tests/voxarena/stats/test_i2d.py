@@ -1,4 +1,5 @@
 """I2D aggregates against values worked out by hand."""
+
 from __future__ import annotations
 
 import math
