@@ -55,7 +55,8 @@ def main() -> None:
         )
     )
     print(
-        f"harness efficiency: {efficiency:.3f} (service CPU {sum(cpu.values()):.1f} s / ({cores} cores x {wall:.1f} s wall))"
+        f"harness efficiency: {efficiency:.3f} "
+        f"(service CPU {sum(cpu.values()):.1f} s / ({cores} cores x {wall:.1f} s wall))"
     )
 
 

@@ -80,10 +80,18 @@ SPEECH_ENV = "VOXARENA_SPEECH"
 # female and two male speakers, one clip shorter than 4 s (path relative to the speech directory ->
 # sha256, as in its SHA256SUMS).
 CHECK_CLIPS = {
-    "LibriSpeech/test-clean/1089/134691/1089-134691-0000.flac": "1007b1827cd385e3ded575a48811d419d31c495a31784ed260ccfd9fcac2731f",
-    "LibriSpeech/test-clean/2300/131720/2300-131720-0015.flac": "4f40c529c89febe9e5ceaa449efa0395784a0f6362142b32b9e4ad561c517785",
-    "LibriSpeech/test-clean/2961/960/2961-960-0020.flac": "48ed7d9418abd7530d3bd54c929996968edaf2e7f0101aad492cdf830a6eaff6",
-    "LibriSpeech/test-clean/5142/36377/5142-36377-0007.flac": "6b5d1d17b7d2943f67515923348e9de8d76b5dd9e99b821de8e7a67a599bac0a",
+    "LibriSpeech/test-clean/1089/134691/1089-134691-0000.flac": (
+        "1007b1827cd385e3ded575a48811d419d31c495a31784ed260ccfd9fcac2731f"
+    ),
+    "LibriSpeech/test-clean/2300/131720/2300-131720-0015.flac": (
+        "4f40c529c89febe9e5ceaa449efa0395784a0f6362142b32b9e4ad561c517785"
+    ),
+    "LibriSpeech/test-clean/2961/960/2961-960-0020.flac": (
+        "48ed7d9418abd7530d3bd54c929996968edaf2e7f0101aad492cdf830a6eaff6"
+    ),
+    "LibriSpeech/test-clean/5142/36377/5142-36377-0007.flac": (
+        "6b5d1d17b7d2943f67515923348e9de8d76b5dd9e99b821de8e7a67a599bac0a"
+    ),
 }
 
 

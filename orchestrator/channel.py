@@ -8,8 +8,9 @@ trial set of its own and the detection matrix becomes generator x condition x de
 - ``codec: mp3|opus|vorbis|gsm|ulaw|alaw`` encoded and decoded by libsndfile (through soundfile);
   ``compression`` (0..1, libsndfile's compression level: 0 = best quality / highest bit rate)
   for mp3 (constant bit rate; at most 0.99, libsndfile refuses 1.0), opus and vorbis. GSM 06.10,
-  mu-law and A-law are narrowband telephone codecs: the clip is resampled to 8 kHz first. Opus runs at 8/12/16/24/48 kHz: the clip goes to the lowest of
-  those at or above its rate. MP3 comes back sample-aligned (libsndfile decodes gaplessly).
+  mu-law and A-law are narrowband telephone codecs: the clip is resampled to 8 kHz first. Opus
+  runs at 8/12/16/24/48 kHz: the clip goes to the lowest of those at or above its rate. MP3 comes
+  back sample-aligned (libsndfile decodes gaplessly).
 - ``noise_snr_db: 10``            additive noise (``noise: white`` or ``pink``) scaled to the SNR over the
   whole clip's mean power; the noise is seeded from the run seed, the condition and the clip id,
   so the same run degrades the same clip with the same noise.

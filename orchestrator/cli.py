@@ -252,7 +252,8 @@ def compare(
 def compare_check(
     run_a: Path = typer.Argument(..., help="baseline run"), run_b: Path = typer.Argument(..., help="run to compare")
 ) -> None:
-    """Same protocol? Manifest, seeds, tasks, scorer fingerprint, service versions and weights; exit 1 listing what differs."""
+    """Same protocol? Manifest, seeds, tasks, scorer fingerprint, service versions and weights; exit 1 listing \
+what differs."""
     from .compare import protocol_differences
 
     try:
@@ -275,7 +276,8 @@ def compare_timing_cmd(
     run_b: Path = typer.Argument(..., help="run to compare"),
     json_out: bool = typer.Option(False, "--json"),
 ) -> None:
-    """Wall times per service and timing scope (matching scopes only), first request apart from the median of the rest."""
+    """Wall times per service and timing scope (matching scopes only), first request apart from the median of \
+the rest."""
     from rich.table import Table
 
     from .compare import compare_timing

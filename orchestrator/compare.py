@@ -1,9 +1,10 @@
 """Comparing two runs: are they the same protocol (``compare-check``), and their timings (``compare-timing``).
 
 Two runs are comparable when they share the manifest (same items, references and seeds), the run
-seed, the tasks, the I2D protocol, the steps of every channel condition both declare, the scorer fingerprint (model hashes, normaliser, resampler, versions) and, for
-each service present in both, its name, version and weights hash. Anything else that differs is a
-reason to refuse, and every reason is listed.
+seed, the tasks, the I2D protocol, the steps of every channel condition both declare, the scorer
+fingerprint (model hashes, normaliser, resampler, versions) and, for each service present in both,
+its name, version and weights hash. Anything else that differs is a reason to refuse, and every
+reason is listed.
 
 Timings are compared scope by scope: a service's timing scope says what its wall time covers, and
 two different scopes are not the same quantity. The first request of each service (cold caches,

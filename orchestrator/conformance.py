@@ -82,10 +82,9 @@ def describe_audio(msg: common_pb2.Audio) -> str:
         clip = decode_audio(msg, "audio")
         return f"{clip.duration:.2f} s at {clip.sample_rate} Hz"
     except AudioFormatError:
-        return (
-            f"{len(msg.data)} bytes, {msg.sample_rate} Hz, {msg.channels} channel(s), "
-            f"{common_pb2.AudioEncoding.Name(msg.encoding) if msg.encoding in common_pb2.AudioEncoding.values() else msg.encoding}"
-        )
+        known = msg.encoding in common_pb2.AudioEncoding.values()
+        encoding = common_pb2.AudioEncoding.Name(msg.encoding) if known else msg.encoding
+        return f"{len(msg.data)} bytes, {msg.sample_rate} Hz, {msg.channels} channel(s), {encoding}"
 
 
 def short(text: str, limit: int = 40) -> str:

@@ -316,7 +316,8 @@ def build_vctk_manifest(ds: DatasetConfig, run_seed: int) -> ManifestSet:
 
 
 def build_table_manifest(ds: DatasetConfig, run_seed: int) -> ManifestSet:
-    """A CSV (with a header) or JSONL file: id, audio (relative to the file), speaker, [text]; other columns are labels."""
+    """A CSV (with a header) or JSONL file: id, audio (relative to the file), speaker, [text]; other columns
+    are labels."""
     import csv
 
     path = Path(ds.root)

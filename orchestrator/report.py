@@ -5,8 +5,9 @@ coloured table (one more per channel condition: the generator x condition x dete
 curves are inline SVG on normal-deviate axes, Tippett plots and reliability curves too
 (``calibration_plots``), I2D trajectories are inline SVG line plots, and the
 rest are tables: generator metrics with confidence intervals and composite ranks, detector composite
-ranks, per-label breakdowns, I2D aggregates, coverage and failures, and provenance (models, licences, weights hashes, versions,
-manifest hash, scorer fingerprint). A run that is incomplete (pending work, no metrics) is refused
+ranks, per-label breakdowns, I2D aggregates, coverage and failures, and provenance (models,
+licences, weights hashes, versions, manifest hash, scorer fingerprint). A run that is incomplete
+(pending work, no metrics) is refused
 unless ``allow_incomplete``; the report then says so at the top.
 """
 
@@ -152,7 +153,8 @@ def build_report(run_dir: Path, allow_incomplete: bool = False) -> dict:
 
 # ------------------------------------------------------------------------------------------- HTML
 CSS = """
-body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;margin:2em auto;max-width:1200px;color:#222;padding:0 1em}
+body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;margin:2em auto;max-width:1200px;\
+color:#222;padding:0 1em}
 h1{font-size:1.6em}h2{margin-top:2em;border-bottom:1px solid #ddd;padding-bottom:.2em}
 table{border-collapse:collapse;margin:.5em 0 1em}td,th{border:1px solid #ddd;padding:3px 7px;text-align:right}
 th{background:#f4f4f4}td.l,th.l{text-align:left}.warn{background:#fff3cd;border:1px solid #e0c36a;padding:.6em 1em}
@@ -271,7 +273,8 @@ def _det_svg(rep: dict) -> str:
         )
     parts.append(
         f'<text x="{w / 2}" y="{h - 8}" text-anchor="middle">false acceptance (spoof accepted), %</text>'
-        f'<text x="12" y="{h / 2}" transform="rotate(-90 12 {h / 2})" text-anchor="middle">miss (bona fide rejected), %</text>'
+        f'<text x="12" y="{h / 2}" transform="rotate(-90 12 {h / 2})" text-anchor="middle">'
+        "miss (bona fide rejected), %</text>"
     )
     x0, y0 = xy(0.001, 0.001)
     x1, y1 = xy(0.6, 0.6)
@@ -437,8 +440,10 @@ def render_html(rep: dict) -> str:
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
         f"<title>VoxArena report: {_e(rep['name'])}</title><style>{CSS}</style></head><body>",
         f"<h1>VoxArena report: {_e(rep['name'])}</h1>",
-        f"<p class='small'>run <code>{_e(rep['run_dir'])}</code>, manifest <code>{_e(prov['manifest']['sha256'])}</code> "
-        f"({prov['manifest']['items']} items), stack {_e(prov['stack'])}, commit <code>{_e(prov.get('git_commit'))}</code>, "
+        f"<p class='small'>run <code>{_e(rep['run_dir'])}</code>, "
+        f"manifest <code>{_e(prov['manifest']['sha256'])}</code> "
+        f"({prov['manifest']['items']} items), stack {_e(prov['stack'])}, "
+        f"commit <code>{_e(prov.get('git_commit'))}</code>, "
         f"{_e(prov.get('started_at'))} to {_e(prov.get('ended_at'))}</p>",
     ]
     if not rep["complete"]:

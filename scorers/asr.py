@@ -79,7 +79,9 @@ def asr_fingerprint() -> dict[str, str]:
         "asr.model_sha256": sha256_file(_model_dir() / "model.bin"),
         "asr.engine": f"faster-whisper {version('faster-whisper')}, ctranslate2 {version('ctranslate2')}",
         "asr.decoding": ", ".join(f"{k}={v}" for k, v in sorted(DECODING.items())),
-        "text_normaliser": f"whisper_normalizer.english.EnglishTextNormalizer (whisper-normalizer {version('whisper-normalizer')})",
+        "text_normaliser": (
+            f"whisper_normalizer.english.EnglishTextNormalizer (whisper-normalizer {version('whisper-normalizer')})"
+        ),
         "asr.resampler": RESAMPLER,
         "jiwer": version("jiwer"),
     }

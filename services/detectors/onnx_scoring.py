@@ -5,7 +5,8 @@ fixed window length along time and a dynamic batch axis, so their serving images
 onnxruntime. A clip is cut into windows of that length (a clip shorter than one window is repeated
 to fill it, the ASVspoof convention; the last partial window of a longer clip is taken ending at the
 clip's end); the clip's score is the mean over its windows of logit(bona fide) - logit(spoof).
-Each clip is scored on its own and the session runs single-threaded with a fixed execution order, so scores are identical run to run.
+Each clip is scored on its own and the session runs single-threaded with a fixed execution order,
+so scores are identical run to run.
 """
 
 from __future__ import annotations

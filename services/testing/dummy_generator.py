@@ -2,7 +2,8 @@
 
 It honours the contract through the SDK, like a real generator: TTS and RECONSTRUCT, same seed
 gives the same bytes. Its sibling ``dummy_cloner`` does CLONE and CONVERT the same way, mixing in a
-fifth of the reference voice, so an I2D chain drifts from iteration to iteration. ``python -m services.testing.dummy_generator --port N``
+fifth of the reference voice, so an I2D chain drifts from iteration to iteration.
+``python -m services.testing.dummy_generator --port N``
 """
 
 from __future__ import annotations

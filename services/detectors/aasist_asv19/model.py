@@ -88,7 +88,9 @@ class AasistAsv19Model(DetectorModel):
         out.update(
             {
                 "description": DESCRIPTION,
-                "training_corpus": "ASVspoof 2019 LA train (2,580 bona fide, 22,800 spoofed utterances; attacks A01-A06)",
+                "training_corpus": (
+                    "ASVspoof 2019 LA train (2,580 bona fide, 22,800 spoofed utterances; attacks A01-A06)"
+                ),
                 "calibrated": "false: scores are logit(bona fide) - logit(spoof), not LLRs",
                 "input": json.dumps(
                     {

@@ -1,4 +1,8 @@
-"""``python -m services.detectors.hf_audio_classifier --port N --model-dir DIR [--bonafide-label LABEL] [--calibration A,B]``"""
+"""Run the Hugging Face audio-classifier detector service::
+
+python -m services.detectors.hf_audio_classifier --port N --model-dir DIR
+    [--bonafide-label LABEL] [--calibration A,B]
+"""
 
 from services.sdk import serve
 

@@ -7,9 +7,10 @@ input length n is row n - 1 of the mixture, consistent across lengths. Weights m
 negative (extrapolation beyond a voice), within ``WEIGHT_BOUNDS``.
 
 The bank: a fixed recipe of points (the stock voices, their pairwise mixtures, every voice's
-timbre with every other's prosody, each voice pushed away from the others, seeded random mixtures), each with the d-vector of Kokoro
-speaking a fixed probe text in that style. Building it costs one synthesis per point, so it is
-cached on disk under a key that is the sha256 of everything it depends on.
+timbre with every other's prosody, each voice pushed away from the others, seeded random
+mixtures), each with the d-vector of Kokoro speaking a fixed probe text in that style. Building it
+costs one synthesis per point, so it is cached on disk under a key that is the sha256 of
+everything it depends on.
 """
 
 from __future__ import annotations

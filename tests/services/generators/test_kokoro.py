@@ -241,12 +241,15 @@ def test_clone_is_closer_to_held_out_speakers_than_the_best_stock_voice(kokoro, 
     rows = []
     for i, ref in enumerate(held_out_references(speech_dir, n)):
         resp = synth(kokoro, task=generator_pb2.CLONE, seed=i, reference_audio=encode_audio(ref))
-        score = lambda clip: sim.measure(ClipInputs("c", clip, speaker_reference=ref))[0]["sim.cosine"]  # noqa: E731
+
+        def score(clip, ref=ref):
+            return sim.measure(ClipInputs("c", clip, speaker_reference=ref))[0]["sim.cosine"]
+
         best_voice, best = max(((v, score(c)) for v, c in stock.items()), key=lambda vs: vs[1])
         rows.append((score(decode_audio(resp.audio)), best, best_voice, resp.timing.wall_seconds, resp.voice))
     print("\nclone_sim best_stock_sim best_stock_voice clone_seconds clone_voice")
     for row in rows:
-        print("%.3f %.3f %s %.1f %s" % row)
+        print(f"{row[0]:.3f} {row[1]:.3f} {row[2]} {row[3]:.1f} {row[4]}")
     clone, baseline = np.mean([r[0] for r in rows]), np.mean([r[1] for r in rows])
     print(f"mean over {n} speakers: clone SIM {clone:.3f}, best stock voice SIM {baseline:.3f}")
     assert clone - baseline > CLONE_MARGIN, rows
