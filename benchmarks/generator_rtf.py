@@ -24,24 +24,24 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from orchestrator.clients import GeneratorClient  # noqa: E402
-from orchestrator.local_services import KNOWN_SERVICES, LocalService  # noqa: E402
-from services.sdk.model import SynthesisRequest  # noqa: E402
 from voxarena.codec import AudioClip, decode_audio, encode_audio, read_audio_file  # noqa: E402
+from voxarena.orchestrator.clients import GeneratorClient  # noqa: E402
+from voxarena.orchestrator.local_services import KNOWN_SERVICES, LocalService  # noqa: E402
+from voxarena.sdk.model import SynthesisRequest  # noqa: E402
 from voxarena.v1 import generator_pb2  # noqa: E402
 
 SPEECH = Path(os.environ.get("VOXARENA_SPEECH", REPO.parent / "shared" / "data" / "speech"))
 TEXT = "After early nightfall the yellow lamps would light up here and there in the squalid quarter."
 GENERATORS = {  # name -> (model class, task)
-    "piper-vits": ("services.generators.piper_vits.model:PiperVitsModel", "TTS"),
-    "espeak-ng": ("services.generators.espeak_ng.model:EspeakNgModel", "TTS"),
-    "mbrola": ("services.generators.mbrola.model:MbrolaModel", "TTS"),
-    "flite": ("services.generators.flite.model:FliteModel", "TTS"),
-    "festival-hts": ("services.generators.festival_hts.model:FestivalHtsModel", "TTS"),
-    "world-vocoder": ("services.generators.world_vocoder.model:WorldVocoderModel", "RECONSTRUCT"),
-    "griffin-lim": ("services.generators.griffin_lim.model:GriffinLimModel", "RECONSTRUCT"),
-    "mlsa-vocoder": ("services.generators.mlsa_vocoder.model:MlsaVocoderModel", "RECONSTRUCT"),
-    "world-vc": ("services.generators.world_vc.model:WorldVcModel", "CONVERT"),
+    "piper-vits": ("voxarena.services.generators.piper_vits.model:PiperVitsModel", "TTS"),
+    "espeak-ng": ("voxarena.services.generators.espeak_ng.model:EspeakNgModel", "TTS"),
+    "mbrola": ("voxarena.services.generators.mbrola.model:MbrolaModel", "TTS"),
+    "flite": ("voxarena.services.generators.flite.model:FliteModel", "TTS"),
+    "festival-hts": ("voxarena.services.generators.festival_hts.model:FestivalHtsModel", "TTS"),
+    "world-vocoder": ("voxarena.services.generators.world_vocoder.model:WorldVocoderModel", "RECONSTRUCT"),
+    "griffin-lim": ("voxarena.services.generators.griffin_lim.model:GriffinLimModel", "RECONSTRUCT"),
+    "mlsa-vocoder": ("voxarena.services.generators.mlsa_vocoder.model:MlsaVocoderModel", "RECONSTRUCT"),
+    "world-vc": ("voxarena.services.generators.world_vc.model:WorldVcModel", "CONVERT"),
 }
 
 

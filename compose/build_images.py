@@ -12,7 +12,7 @@ catalogue entry as build arguments (EXTRA, DEBIAN_PACKAGES) and its CMD appended
 
 Before the first service with a converted model, it builds the converter image
 (``compose/converter.Dockerfile``: Debian torch, ``python -m convert`` for every model); the server
-then also answers ``/speech/<path>`` for the conversions' check clips (``convert.CHECK_CLIPS`` only),
+then also answers ``/speech/<path>`` for the conversions' check clips (``voxarena.convert.CHECK_CLIPS`` only),
 from ``$VOXARENA_SPEECH`` (default ``../shared/data/speech``).
 """
 
@@ -60,7 +60,7 @@ def _code_digest(wheel: Path) -> str:
 def _check_clips() -> dict[str, Path]:
     """URL path -> file of every conversion check clip (the converter fetches them; nothing else is served)."""
     sys.path.insert(0, str(ROOT))
-    from convert import CHECK_CLIPS
+    from voxarena.convert import CHECK_CLIPS
 
     return {SPEECH_PREFIX + rel: SPEECH / rel for rel in CHECK_CLIPS}
 

@@ -1,5 +1,5 @@
 # The converter: a build stage holding torch, never served. It converts every model of
-# convert.CONVERTERS from its registry package's torch checkpoint to ONNX (sha256 of the source
+# voxarena.convert.CONVERTERS from its registry package's torch checkpoint to ONNX (sha256 of the source
 # weights checked, ONNX checked against torch on real speech) into /opt/voxarena/models; serving images
 # take their model with `FROM ${CONVERTER_IMAGE} AS converted` + `COPY --from=converted ...`.
 # Built by compose/build_images.py (make images) before the images that use it.
@@ -15,7 +15,7 @@ RUN /usr/bin/python3 -m venv --system-site-packages /opt/convert \
 ENV PATH=/opt/convert/bin:$PATH \
     PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 HOME=/tmp NUMBA_CACHE_DIR=/tmp/numba OMP_NUM_THREADS=1 \
     PIP_NO_INDEX=1 PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
-COPY convert/requirements.txt convert/sources.txt /tmp/convert/
+COPY voxarena/convert/requirements.txt voxarena/convert/sources.txt /tmp/convert/
 # Wheels from the wheelhouse that compose/build_images.py serves on the build host (--network host).
 ARG WHEELHOUSE_URL=http://127.0.0.1:8765/
 RUN pip install -c /opt/convert/constraints.txt --find-links ${WHEELHOUSE_URL} -r /tmp/convert/requirements.txt \
@@ -26,4 +26,4 @@ ARG SOURCE_DIGEST=unset
 RUN pip install --find-links ${WHEELHOUSE_URL} --no-deps --force-reinstall voxarena
 # The check clips (LibriSpeech, sha256-verified) come over HTTP from the build host and are not kept.
 ARG SPEECH_URL=http://127.0.0.1:8765/speech/
-RUN python -m convert --out /opt/voxarena/models --speech-url ${SPEECH_URL}
+RUN python -m voxarena.convert --out /opt/voxarena/models --speech-url ${SPEECH_URL}

@@ -22,4 +22,4 @@ RUN pip install --find-links ${WHEELHOUSE_URL} "voxarena[${EXTRA}]"
 ARG SOURCE_DIGEST=unset
 RUN pip install --find-links ${WHEELHOUSE_URL} --no-deps --force-reinstall voxarena
 USER voxarena
-HEALTHCHECK --interval=5s --timeout=5s --start-period=60s --retries=3 CMD ["python", "-m", "services.sdk.healthcheck"]
+HEALTHCHECK --interval=5s --timeout=5s --start-period=60s --retries=3 CMD ["python", "-m", "voxarena.sdk.healthcheck"]

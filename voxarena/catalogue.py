@@ -1,6 +1,6 @@
 """The service catalogue: every service VoxArena ships, its identity written once.
 
-Read by local mode (``orchestrator.local_services``: name -> module), by ``compose/build_images.py``
+Read by local mode (``voxarena.orchestrator.local_services``: name -> module), by ``compose/build_images.py``
 (which image, which Dockerfile, which extra, Debian packages and converted model) and by the Makefile's
 wheelhouse (``python -m voxarena.catalogue extras``: the extras of the images). ``docker-compose.yml``,
 each own Dockerfile, the pyproject extras and install profiles and the README's services table are
@@ -33,7 +33,7 @@ class Service:
     profile: Profile
     extra: str | None = None  # its pyproject extra; None: the core dependencies suffice
     debian_packages: tuple[str, ...] = ()  # what its engine needs from Debian (image and `make setup`)
-    converted_model: str | None = None  # a ``convert.CONVERTERS`` model the image copies from the converter
+    converted_model: str | None = None  # a ``voxarena.convert.CONVERTERS`` model the image copies from the converter
     compose_profile: str | None = None  # the compose profile that must be named to start it
     serve_args: tuple[str, ...] = ()  # arguments after ``--port`` in the image's CMD
     own_dockerfile: str = ""  # why it has its own Dockerfile; empty: ``compose/service.Dockerfile``
@@ -56,11 +56,11 @@ class Service:
 _CONVERTED = "copies its converted model from the converter image and sets VOXARENA_MODELS"
 
 SERVICES: tuple[Service, ...] = (
-    Service("piper-vits", "generator", "services.generators.piper_vits", "demo", extra="piper"),
+    Service("piper-vits", "generator", "voxarena.services.generators.piper_vits", "demo", extra="piper"),
     Service(
         "espeak-ng",
         "generator",
-        "services.generators.espeak_ng",
+        "voxarena.services.generators.espeak_ng",
         "demo",
         extra="espeak",
         debian_packages=("espeak-ng",),
@@ -68,30 +68,32 @@ SERVICES: tuple[Service, ...] = (
     Service(
         "mbrola",
         "generator",
-        "services.generators.mbrola",
+        "voxarena.services.generators.mbrola",
         "optional",
         extra="espeak",
         debian_packages=("espeak-ng", "mbrola", "mbrola-us1", "mbrola-us2", "mbrola-us3"),
         compose_profile="nonfree",
         own_dockerfile="adds Debian's contrib/non-free sources for the MBROLA voices",
     ),
-    Service("flite", "generator", "services.generators.flite", "demo", extra="flite", debian_packages=("flite",)),
+    Service(
+        "flite", "generator", "voxarena.services.generators.flite", "demo", extra="flite", debian_packages=("flite",)
+    ),
     Service(
         "festival-hts",
         "generator",
-        "services.generators.festival_hts",
+        "voxarena.services.generators.festival_hts",
         "demo",
         extra="festival",
         debian_packages=("festival", "festvox-us-slt-hts"),
     ),
-    Service("world-vocoder", "generator", "services.generators.world_vocoder", "demo", extra="world"),
-    Service("griffin-lim", "generator", "services.generators.griffin_lim", "demo", extra="griffin-lim"),
-    Service("mlsa-vocoder", "generator", "services.generators.mlsa_vocoder", "demo", extra="mlsa"),
-    Service("world-vc", "generator", "services.generators.world_vc", "demo", extra="world-vc"),
+    Service("world-vocoder", "generator", "voxarena.services.generators.world_vocoder", "demo", extra="world"),
+    Service("griffin-lim", "generator", "voxarena.services.generators.griffin_lim", "demo", extra="griffin-lim"),
+    Service("mlsa-vocoder", "generator", "voxarena.services.generators.mlsa_vocoder", "demo", extra="mlsa"),
+    Service("world-vc", "generator", "voxarena.services.generators.world_vc", "demo", extra="world-vc"),
     Service(
         "kokoro",
         "generator",
-        "services.generators.kokoro",
+        "voxarena.services.generators.kokoro",
         "demo",
         extra="kokoro",
         debian_packages=("espeak-ng",),
@@ -100,30 +102,32 @@ SERVICES: tuple[Service, ...] = (
     Service(
         "hifigan",
         "generator",
-        "services.generators.hifigan",
+        "voxarena.services.generators.hifigan",
         "demo",
         extra="hifigan",
         converted_model="hifigan",
         own_dockerfile=_CONVERTED,
     ),
-    Service("lfcc-gmm", "detector", "services.detectors.lfcc_gmm", "demo", extra="lfcc-gmm"),
-    Service("lfcc-lcnn", "detector", "services.detectors.lfcc_lcnn", "demo", extra="lfcc-lcnn"),
-    Service("rawnet2", "detector", "services.detectors.rawnet2", "demo", extra="rawnet2"),
-    Service("aasist", "detector", "services.detectors.aasist", "demo", extra="aasist"),
+    Service("lfcc-gmm", "detector", "voxarena.services.detectors.lfcc_gmm", "demo", extra="lfcc-gmm"),
+    Service("lfcc-lcnn", "detector", "voxarena.services.detectors.lfcc_lcnn", "demo", extra="lfcc-lcnn"),
+    Service("rawnet2", "detector", "voxarena.services.detectors.rawnet2", "demo", extra="rawnet2"),
+    Service("aasist", "detector", "voxarena.services.detectors.aasist", "demo", extra="aasist"),
     Service(
         "aasist-asv19",
         "detector",
-        "services.detectors.aasist_asv19",
+        "voxarena.services.detectors.aasist_asv19",
         "demo",
         extra="aasist-asv19",
         converted_model="aasist-asv19",
         own_dockerfile=_CONVERTED,
     ),
-    Service("whisper-frontend", "detector", "services.detectors.whisper_frontend", "demo", extra="whisper-frontend"),
+    Service(
+        "whisper-frontend", "detector", "voxarena.services.detectors.whisper_frontend", "demo", extra="whisper-frontend"
+    ),
     Service(
         "hf-audio-classifier",
         "detector",
-        "services.detectors.hf_audio_classifier",
+        "voxarena.services.detectors.hf_audio_classifier",
         "test",
         extra="hf-audio-classifier",
         compose_profile="torch",
@@ -153,10 +157,10 @@ SERVICES: tuple[Service, ...] = (
 # The small services shipped in the package for tests (name -> module): local mode only, no image,
 # not in the README.
 TEST_DOUBLES = {
-    "dummy-generator": "services.testing.dummy_generator",
-    "dummy-cloner": "services.testing.dummy_cloner",
-    "dummy-detector": "services.testing.dummy_detector",
-    "misbehaving-generator": "services.testing.misbehaving_generator",
+    "dummy-generator": "voxarena.services.testing.dummy_generator",
+    "dummy-cloner": "voxarena.services.testing.dummy_cloner",
+    "dummy-detector": "voxarena.services.testing.dummy_detector",
+    "misbehaving-generator": "voxarena.services.testing.misbehaving_generator",
 }
 
 

@@ -3,7 +3,7 @@
 - ``DEFAULT_METRICS``: the metrics a run computes when its config names none (the orchestrator's
   ``scorer.metrics`` default).
 - ``HIGHER_IS_BETTER``: every registered metric's direction. The scorer's metric classes take theirs
-  from here (``scorers.registry.Metric``; GetInfo reports it as ``MetricSpec.higher_is_better``), and
+  from here (``voxarena.scorers.registry.Metric``; GetInfo reports it as ``MetricSpec.higher_is_better``), and
   the statistics core's composite scores read it here, so the offline commands need no scorer.
 """
 

@@ -112,7 +112,7 @@ def test_compose_run_matches_local_run(stack, tmp_path):
             [
                 sys.executable,
                 "-m",
-                "orchestrator",
+                "voxarena.orchestrator",
                 "run",
                 "configs/compose-smoke.yaml",
                 "--out",

@@ -85,7 +85,7 @@ def converted_models(service: str) -> list[str]:
 
 @pytest.mark.parametrize("name", CONVERTED)
 def test_converted_models_in_the_image_are_the_committed_sources(name):
-    from convert import CONVERTERS
+    from voxarena.convert import CONVERTERS
 
     models = converted_models(name)
     assert models, f"{name}: its Dockerfile takes CONVERTER_IMAGE but copies no model"

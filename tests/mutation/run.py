@@ -77,10 +77,10 @@ TARGETS = [
         ("tests/voxarena/stats/test_composite.py", "tests/orchestrator/test_offline_cli.py", "-k", "composite"),
     ),
     Target("i2d", ("voxarena/stats/i2d.py",), ("tests/voxarena/stats/test_i2d.py",)),
-    Target("channel", ("orchestrator/channel.py",), ("tests/orchestrator/test_channel.py",)),
+    Target("channel", ("voxarena/orchestrator/channel.py",), ("tests/orchestrator/test_channel.py",)),
     Target(
         "sdk",
-        ("services/sdk/errors.py", "services/sdk/server.py"),
+        ("voxarena/sdk/errors.py", "voxarena/sdk/server.py"),
         ("tests/services/test_sdk_server.py",),
         only=(
             "GetInfo",
@@ -101,14 +101,14 @@ TARGETS = [
     ),
     Target(
         "clients",
-        ("orchestrator/clients.py",),
+        ("voxarena/orchestrator/clients.py",),
         ("tests/orchestrator/test_clients.py",),
         only=("call_with_retry", "call", "__init__"),
     ),
-    Target("validation", ("orchestrator/validation.py",), ("tests/orchestrator/test_validation.py",)),
+    Target("validation", ("voxarena/orchestrator/validation.py",), ("tests/orchestrator/test_validation.py",)),
     Target(
         "manifest",
-        ("orchestrator/manifest.py",),
+        ("voxarena/orchestrator/manifest.py",),
         (
             "tests/orchestrator/test_manifest.py",
             "tests/orchestrator/test_importers.py",
@@ -119,14 +119,14 @@ TARGETS = [
     ),
     Target(
         "protocol",
-        ("orchestrator/compare.py",),
+        ("voxarena/orchestrator/compare.py",),
         ("tests/orchestrator/test_compare.py",),
         extended=True,
         note="protocol identity (compare-check)",
     ),
     Target(
         "resume",
-        ("orchestrator/pipeline.py", "orchestrator/fleet.py"),
+        ("voxarena/orchestrator/pipeline.py", "voxarena/orchestrator/fleet.py"),
         ("tests/orchestrator/test_resume.py",),
         only=("freeze_manifest", "_check_resume", "check_unchanged"),
         extended=True,

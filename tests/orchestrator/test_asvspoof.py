@@ -11,12 +11,12 @@ import pytest
 import soundfile as sf
 import yaml
 
-from orchestrator.config import ConfigError, load_config
-from orchestrator.manifest import DatasetError, read_asvspoof_protocol
-from orchestrator.pipeline import Arena
-from orchestrator.report import build_report
-from orchestrator.status import run_status
 from voxarena.codec import read_audio_file, resample
+from voxarena.orchestrator.config import ConfigError, load_config
+from voxarena.orchestrator.manifest import DatasetError, read_asvspoof_protocol
+from voxarena.orchestrator.pipeline import Arena
+from voxarena.orchestrator.report import build_report
+from voxarena.orchestrator.status import run_status
 
 
 def test_the_three_protocol_layouts(tmp_path):

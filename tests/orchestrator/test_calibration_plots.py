@@ -9,9 +9,14 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from orchestrator.calibration_plots import calibration_data, calibration_section, reliability_bins, tippett_curve
-from orchestrator.metrics import DETECTION_COLUMNS, detection_rows
-from scorers.service import ScorerServicer
+from voxarena.orchestrator.calibration_plots import (
+    calibration_data,
+    calibration_section,
+    reliability_bins,
+    tippett_curve,
+)
+from voxarena.orchestrator.metrics import DETECTION_COLUMNS, detection_rows
+from voxarena.scorers.service import ScorerServicer
 
 
 def test_tippett_curve_by_hand():

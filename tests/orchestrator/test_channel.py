@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 import yaml
 
-from orchestrator.channel import apply_condition, condition_seed
-from orchestrator.config import ChannelStep, ConfigError, load_config
 from voxarena.codec import AudioClip, read_audio_file
+from voxarena.orchestrator.channel import apply_condition, condition_seed
+from voxarena.orchestrator.config import ChannelStep, ConfigError, load_config
 
 
 @pytest.fixture(scope="module")
@@ -134,7 +134,7 @@ def test_bad_conditions_are_refused_naming_the_key(tmp_path, conditions, message
 
 
 def test_silent_clip_with_noise_is_a_named_error():
-    from orchestrator.channel import ChannelError
+    from voxarena.orchestrator.channel import ChannelError
 
     with pytest.raises(ChannelError, match="silent"):
         apply_condition(AudioClip(np.zeros(1600, dtype=np.int16), 16000), steps({"noise_snr_db": 10}), seed=0)
@@ -187,7 +187,7 @@ def test_full_scale_is_kept_and_only_beyond_it_is_counted_as_clipped():
 
 
 def test_white_noise_is_flat_and_pink_noise_has_no_dc():
-    from orchestrator.channel import _noise
+    from voxarena.orchestrator.channel import _noise
 
     n = 1 << 16
     white = np.abs(np.fft.rfft(_noise(n, "white", np.random.default_rng(3)))) ** 2

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from orchestrator.compare import IncomparableRuns, check_comparable, compare_timing, protocol_differences
-from orchestrator.config import load_config
-from orchestrator.pipeline import Arena
+from voxarena.orchestrator.compare import IncomparableRuns, check_comparable, compare_timing, protocol_differences
+from voxarena.orchestrator.config import load_config
+from voxarena.orchestrator.pipeline import Arena
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -49,7 +49,7 @@ def test_same_protocol_is_comparable(runs):
     assert protocol_differences(a, b) == []
     check_comparable(a, b)
     out = subprocess.run(
-        [sys.executable, "-m", "orchestrator", "compare-check", str(a), str(b)],
+        [sys.executable, "-m", "voxarena.orchestrator", "compare-check", str(a), str(b)],
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -70,7 +70,7 @@ def test_different_protocol_is_refused_with_reasons(runs, tmp_path):
     (c / "run.json").write_text(json.dumps(record))
     assert "dummy-detector: version differs ('1.0.0' vs '9.9.9')" in protocol_differences(a, c)
     out = subprocess.run(
-        [sys.executable, "-m", "orchestrator", "compare-check", str(a), str(c)],
+        [sys.executable, "-m", "voxarena.orchestrator", "compare-check", str(a), str(c)],
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -117,7 +117,7 @@ def _edit_csv(path: Path, key: tuple[str, str], changes: dict) -> None:
 def test_regression_gate(runs, tmp_path):
     import shutil
 
-    from orchestrator.regression import compare_runs, load_thresholds, markdown
+    from voxarena.orchestrator.regression import compare_runs, load_thresholds, markdown
 
     a, b, _ = runs
     base, cur = tmp_path / "base", tmp_path / "cur"
@@ -136,7 +136,7 @@ def test_regression_gate(runs, tmp_path):
     assert [(r["row"], r["metric"]) for r in result["regressions"]] == [("dummy-detector vs dummy-generator", "eer")]
     assert "REGRESSION" in markdown(result) and "FAIL" in markdown(result)
     out = subprocess.run(
-        [sys.executable, "-m", "orchestrator", "compare", str(base), str(cur)],
+        [sys.executable, "-m", "voxarena.orchestrator", "compare", str(base), str(cur)],
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -146,7 +146,7 @@ def test_regression_gate(runs, tmp_path):
     loose = tmp_path / "t.yaml"
     loose.write_text("detection: {eer: 0.5}\n")
     out = subprocess.run(
-        [sys.executable, "-m", "orchestrator", "compare", str(base), str(cur), "--thresholds", str(loose)],
+        [sys.executable, "-m", "voxarena.orchestrator", "compare", str(base), str(cur), "--thresholds", str(loose)],
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -156,7 +156,7 @@ def test_regression_gate(runs, tmp_path):
     bad = tmp_path / "bad.yaml"
     bad.write_text("detectoin: {eer: 0.5}\n")
     out = subprocess.run(
-        [sys.executable, "-m", "orchestrator", "compare", str(base), str(cur), "--thresholds", str(bad)],
+        [sys.executable, "-m", "voxarena.orchestrator", "compare", str(base), str(cur), "--thresholds", str(bad)],
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -168,7 +168,7 @@ def test_regression_gate(runs, tmp_path):
 def test_regression_gate_refuses_another_protocol(runs):
     a, _, c = runs
     out = subprocess.run(
-        [sys.executable, "-m", "orchestrator", "compare", str(a), str(c)],
+        [sys.executable, "-m", "voxarena.orchestrator", "compare", str(a), str(c)],
         cwd=REPO,
         capture_output=True,
         text=True,

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.report import build_report, render_html
-from orchestrator.status import run_status
+from voxarena.orchestrator.report import build_report, render_html
+from voxarena.orchestrator.status import run_status
 
 CONDITIONS = {
     "phone": [{"resample": 8000}, {"codec": "gsm"}],
@@ -194,7 +194,7 @@ def test_each_degradation_is_computed_once_for_all_detectors(tmp_path, synthetic
         **{
             "dataset": {"kind": "table", "root": str(table)},
             "protocol.tasks": ["TTS"],
-            "detectors": {"dummy-detector": {}, "second": {"module": "services.testing.dummy_detector"}},
+            "detectors": {"dummy-detector": {}, "second": {"module": "voxarena.services.testing.dummy_detector"}},
             "conditions": {"noisy": [{"noise_snr_db": 10}]},
             "scorer.bootstrap_resamples": 20,
         },

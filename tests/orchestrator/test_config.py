@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.config import ConfigError, load_config
+from voxarena.orchestrator.config import ConfigError, load_config
 
 GOOD = """
 name: t

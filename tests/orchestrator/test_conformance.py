@@ -11,14 +11,14 @@ from pathlib import Path
 import pytest
 import soundfile as sf
 
-from orchestrator.conformance import STILL_SERVING, run_conformance
-from orchestrator.local_services import LocalService
-from services.sdk import create_model_server
-from services.testing import raw_faulty_services
-from services.testing.faulty_detector import FAULTS as DETECTOR_FAULTS
-from services.testing.faulty_detector import FaultyDetector
-from services.testing.faulty_generator import FAULTS as GENERATOR_FAULTS
-from services.testing.faulty_generator import FaultyGenerator
+from voxarena.orchestrator.conformance import STILL_SERVING, run_conformance
+from voxarena.orchestrator.local_services import LocalService
+from voxarena.sdk import create_model_server
+from voxarena.services.testing import raw_faulty_services
+from voxarena.services.testing.faulty_detector import FAULTS as DETECTOR_FAULTS
+from voxarena.services.testing.faulty_detector import FaultyDetector
+from voxarena.services.testing.faulty_generator import FAULTS as GENERATOR_FAULTS
+from voxarena.services.testing.faulty_generator import FaultyGenerator
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -225,7 +225,9 @@ def test_raw_fault_is_caught(in_process, role, fault):
 
 def test_a_service_that_dies_on_a_bad_input_is_caught(service):
     address = service(
-        "raw-dying", "services.testing.raw_faulty_services", ["--role", "generator", "--fault", "dies_after_bad_input"]
+        "raw-dying",
+        "voxarena.services.testing.raw_faulty_services",
+        ["--role", "generator", "--fault", "dies_after_bad_input"],
     )
     checks = {c.name: c for c in run_conformance(address, timeout=30)}
     nan = checks["bad audio rejected (RECONSTRUCT source_audio NaN)"]
@@ -248,10 +250,10 @@ def test_the_messages_say_what_was_sent_and_what_came_back(in_process):
 # -- the command line --------------------------------------------------------------------------------
 def test_cli_exit_codes_and_json(service, tmp_path):
     good = service("dummy-detector")
-    bad = service("faulty-generator", "services.testing.faulty_generator", ["--fault", "clone_crashes"])
+    bad = service("faulty-generator", "voxarena.services.testing.faulty_generator", ["--fault", "clone_crashes"])
     report = tmp_path / "report.json"
     ok = subprocess.run(
-        [sys.executable, "-m", "orchestrator", "conformance", good],
+        [sys.executable, "-m", "voxarena.orchestrator", "conformance", good],
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -259,7 +261,7 @@ def test_cli_exit_codes_and_json(service, tmp_path):
     )
     assert ok.returncode == 0 and "0 FAIL" in ok.stdout
     broken = subprocess.run(
-        [sys.executable, "-m", "orchestrator", "conformance", bad, "--json", str(report)],
+        [sys.executable, "-m", "voxarena.orchestrator", "conformance", bad, "--json", str(report)],
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -273,7 +275,7 @@ def test_cli_exit_codes_and_json(service, tmp_path):
     assert "reference_audio=3.00 s at 16000 Hz" in crash["sent"] and crash["got"].startswith("INTERNAL: ")
     assert all(set(c) == {"name", "status", "sent", "got", "detail"} for c in data["checks"])
     nobody = subprocess.run(
-        [sys.executable, "-m", "orchestrator", "conformance", "localhost:1", "--timeout", "5"],
+        [sys.executable, "-m", "voxarena.orchestrator", "conformance", "localhost:1", "--timeout", "5"],
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -289,7 +291,7 @@ def test_the_old_misbehaving_generator_fails_with_reasons(service):
     assert "got a normal response (the call succeeded)" in checks["missing input rejected (TTS text)"].detail
 
 
-@pytest.mark.parametrize("module", ["services.template.generator", "services.template.detector"])
+@pytest.mark.parametrize("module", ["voxarena.services.template.generator", "voxarena.services.template.detector"])
 def test_the_templates_a_vendor_copies_conform(service, module):
     checks = run_conformance(service(module.rsplit(".", 1)[1], module), timeout=60)
     assert not [c for c in checks if c.status == "FAIL"], [c for c in checks if c.status == "FAIL"]
@@ -305,8 +307,8 @@ def test_probes_cut_from_real_speech(in_process, speech_dir, tmp_path):
     """--probe-audio: a vendor whose service refuses synthetic audio checks it with a recording."""
     from typer.testing import CliRunner
 
-    from orchestrator.cli import app
     from voxarena.codec import read_audio_file
+    from voxarena.orchestrator.cli import app
 
     recording = next(
         p

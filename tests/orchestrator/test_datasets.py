@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator import datasets
-from orchestrator.datasets import Corpus, FetchError, fetch
+from voxarena.orchestrator import datasets
+from voxarena.orchestrator.datasets import Corpus, FetchError, fetch
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -97,11 +97,15 @@ def test_unknown_corpus_and_cli(tmp_path):
     with pytest.raises(FetchError, match="unknown corpus 'nope'; available: librispeech-dev-clean"):
         fetch("nope", tmp_path)
     out = subprocess.run(
-        [sys.executable, "-m", "orchestrator", "datasets", "list"], cwd=REPO, capture_output=True, text=True, timeout=60
+        [sys.executable, "-m", "voxarena.orchestrator", "datasets", "list"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert out.returncode == 0 and "librispeech-test-clean" in out.stdout and "39fde525" not in out.stdout
     bad = subprocess.run(
-        [sys.executable, "-m", "orchestrator", "datasets", "fetch", "nope", "--dest", str(tmp_path)],
+        [sys.executable, "-m", "voxarena.orchestrator", "datasets", "fetch", "nope", "--dest", str(tmp_path)],
         cwd=REPO,
         capture_output=True,
         text=True,

@@ -11,14 +11,17 @@ import numpy as np
 import pytest
 import yaml
 
-from orchestrator.config import CalibrationSplitConfig, ConfigError, load_config
-from orchestrator.fusion import calibration_items, fuse
-from orchestrator.manifest import ManifestItem, ManifestSet
-from orchestrator.report import build_report, render_html
-from orchestrator.run_store import RunStore, detection_id
-from orchestrator.status import run_status
+from voxarena.orchestrator.config import CalibrationSplitConfig, ConfigError, load_config
+from voxarena.orchestrator.fusion import calibration_items, fuse
+from voxarena.orchestrator.manifest import ManifestItem, ManifestSet
+from voxarena.orchestrator.report import build_report, render_html
+from voxarena.orchestrator.run_store import RunStore, detection_id
+from voxarena.orchestrator.status import run_status
 
-RAW_DETECTOR = {"module": "services.testing.raw_faulty_services", "args": ["--role", "detector", "--fault", "none"]}
+RAW_DETECTOR = {
+    "module": "voxarena.services.testing.raw_faulty_services",
+    "args": ["--role", "detector", "--fault", "none"],
+}
 
 
 def write_config(tmp_path, detectors: dict, protocol: dict | None = None):

@@ -12,9 +12,9 @@ import pytest
 import soundfile as sf
 import yaml
 
-from orchestrator.config import ConfigError, DatasetConfig, load_config
-from orchestrator.manifest import DatasetError, build_manifest
-from orchestrator.pipeline import Arena
+from voxarena.orchestrator.config import ConfigError, DatasetConfig, load_config
+from voxarena.orchestrator.manifest import DatasetError, build_manifest
+from voxarena.orchestrator.pipeline import Arena
 
 
 def tone(path: Path, seconds: float = 1.0, rate: int = 16000, f0: float = 150.0) -> Path:

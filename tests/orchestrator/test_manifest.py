@@ -4,8 +4,8 @@ import hashlib
 
 import pytest
 
-from orchestrator.config import DatasetConfig
-from orchestrator.manifest import DatasetError, ManifestSet, build_librispeech_manifest
+from voxarena.orchestrator.config import DatasetConfig
+from voxarena.orchestrator.manifest import DatasetError, ManifestSet, build_librispeech_manifest
 
 
 def test_manifest_from_shared_data(speech_dir, tmp_path):

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.pipeline import RunError
+from voxarena.orchestrator.pipeline import RunError
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -60,7 +60,7 @@ def test_local_run_writes_the_run_directory(tmp_path, synthetic_dataset, make_co
 
 
 def test_misbehaving_generator_is_caught_item_by_item(tmp_path, synthetic_dataset_factory, make_config, run_arena):
-    from services.testing.misbehaving_generator import MODES
+    from voxarena.services.testing.misbehaving_generator import MODES
 
     dataset = {"kind": "table", "root": str(synthetic_dataset_factory(tmp_path / "data", speakers=5, clips=3))}
     cfg = make_config(
@@ -163,7 +163,7 @@ def test_transport_settings_change_and_the_run_resumes(tmp_path, synthetic_datas
 
 def _orchestrator(config: Path, out: Path) -> subprocess.Popen:
     return subprocess.Popen(
-        [sys.executable, "-m", "orchestrator", "run", str(config), "--out", str(out), "--no-progress"],
+        [sys.executable, "-m", "voxarena.orchestrator", "run", str(config), "--out", str(out), "--no-progress"],
         cwd=REPO,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
@@ -208,8 +208,8 @@ def test_killed_run_resumes_to_identical_metrics(tmp_path, synthetic_dataset, ma
 def test_a_changed_audio_file_is_refused_naming_the_item(tmp_path, synthetic_dataset):
     import shutil
 
-    from orchestrator.stages import read_clip
     from voxarena.codec import AudioFormatError
+    from voxarena.orchestrator.stages import read_clip
 
     src = sorted((Path(synthetic_dataset["root"]).parent / "audio").glob("*.wav"))[0]
     copy = tmp_path / src.name

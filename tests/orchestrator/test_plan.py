@@ -3,9 +3,9 @@ run.json the way ``status`` does."""
 
 from __future__ import annotations
 
-from orchestrator.config import I2DConfig, ProtocolConfig
-from orchestrator.manifest import ManifestItem, ManifestSet
-from orchestrator.plan import Plan, reference_items
+from voxarena.orchestrator.config import I2DConfig, ProtocolConfig
+from voxarena.orchestrator.manifest import ManifestItem, ManifestSet
+from voxarena.orchestrator.plan import Plan, reference_items
 
 
 def item(i: int, speaker: str, **labels: str) -> ManifestItem:

@@ -32,7 +32,7 @@ def config(tmp_path: Path, speech_dir: Path) -> Path:
 
 def start(cfg: Path, out: Path) -> subprocess.Popen:
     return subprocess.Popen(
-        [sys.executable, "-m", "orchestrator", "run", str(cfg), "--out", str(out), "--no-progress"],
+        [sys.executable, "-m", "voxarena.orchestrator", "run", str(cfg), "--out", str(out), "--no-progress"],
         cwd=REPO,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from orchestrator.config import load_config
-from orchestrator.pipeline import Arena
-from orchestrator.report import PALETTE, ReportError, build_report, det_curve, write_report
+from voxarena.orchestrator.config import load_config
+from voxarena.orchestrator.pipeline import Arena
+from voxarena.orchestrator.report import PALETTE, ReportError, build_report, det_curve, write_report
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -59,7 +59,7 @@ def test_page_loads_in_a_real_browser(run, tmp_path):
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     assert chromium, "Debian chromium is needed for this test (make setup installs it)"
     out = subprocess.run(
-        [sys.executable, "-m", "orchestrator", "report", str(run)],
+        [sys.executable, "-m", "voxarena.orchestrator", "report", str(run)],
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -102,7 +102,7 @@ def test_incomplete_run_is_refused_unless_asked(run, tmp_path):
     with pytest.raises(ReportError, match="incomplete run.*pending"):
         write_report(cut)
     out = subprocess.run(
-        [sys.executable, "-m", "orchestrator", "report", str(cut)],
+        [sys.executable, "-m", "voxarena.orchestrator", "report", str(cut)],
         cwd=REPO,
         capture_output=True,
         text=True,

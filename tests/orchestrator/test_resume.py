@@ -15,11 +15,11 @@ import pytest
 import soundfile as sf
 from typer.testing import CliRunner
 
-from orchestrator.cli import app
-from orchestrator.pipeline import RunError
-from services.sdk.errors import InvalidArgument
-from services.sdk.server import RunningServer, create_model_server
-from services.testing.dummy_generator import DummyGenerator
+from voxarena.orchestrator.cli import app
+from voxarena.orchestrator.pipeline import RunError
+from voxarena.sdk.errors import InvalidArgument
+from voxarena.sdk.server import RunningServer, create_model_server
+from voxarena.services.testing.dummy_generator import DummyGenerator
 
 
 def serve(model, address: str = "127.0.0.1:0") -> RunningServer:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from orchestrator.run_store import read_csv, read_jsonl
+from voxarena.orchestrator.run_store import read_csv, read_jsonl
 
 
 def test_read_jsonl_keeps_the_latest_row_and_skips_a_torn_line(tmp_path):

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from orchestrator.config import load_config
-from orchestrator.pipeline import Arena
-from orchestrator.status import NotARunDirectory, run_status
+from voxarena.orchestrator.config import load_config
+from voxarena.orchestrator.pipeline import Arena
+from voxarena.orchestrator.status import NotARunDirectory, run_status
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -71,7 +71,7 @@ def test_a_cut_short_run_shows_pending_work_and_exits_1(finished_run, tmp_path):
     det = next(r for r in st["coverage"] if r["stage"] == "detection")
     assert det["pending"] == det["expected"] - 5 and not st["complete"]
     out = subprocess.run(
-        [sys.executable, "-m", "orchestrator", "status", str(cut)],
+        [sys.executable, "-m", "voxarena.orchestrator", "status", str(cut)],
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -79,7 +79,7 @@ def test_a_cut_short_run_shows_pending_work_and_exits_1(finished_run, tmp_path):
     )
     assert out.returncode == 1 and "INCOMPLETE" in out.stdout
     js = subprocess.run(
-        [sys.executable, "-m", "orchestrator", "status", str(cut), "--json"],
+        [sys.executable, "-m", "voxarena.orchestrator", "status", str(cut), "--json"],
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -92,7 +92,7 @@ def test_not_a_run_directory(tmp_path):
     with pytest.raises(NotARunDirectory, match="not a run directory"):
         run_status(tmp_path)
     out = subprocess.run(
-        [sys.executable, "-m", "orchestrator", "status", str(tmp_path)],
+        [sys.executable, "-m", "voxarena.orchestrator", "status", str(tmp_path)],
         cwd=REPO,
         capture_output=True,
         text=True,

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from scorers.service import ScorerServicer
+from voxarena.scorers.service import ScorerServicer
 from voxarena.v1 import scorer_pb2
 
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from scorers.ge2e import OnnxVoiceEncoder, partial_slices
 from voxarena.codec import read_audio_file, resample
+from voxarena.scorers.ge2e import OnnxVoiceEncoder, partial_slices
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -44,7 +44,7 @@ class NoTorch(importlib.abc.MetaPathFinder):
             raise ImportError("torch is blocked in this test")
 
 sys.meta_path.insert(0, NoTorch())
-from scorers.speaker import embed
+from voxarena.scorers.speaker import embed
 from voxarena.codec import read_audio_file
 e = embed(read_audio_file({str(path)!r}))
 print(e.shape, round(float(e @ e), 4), "torch" in sys.modules)
@@ -55,7 +55,7 @@ print(e.shape, round(float(e @ e), 4), "torch" in sys.modules)
 
 
 def test_refuses_a_model_whose_hash_differs(tmp_path):
-    from scorers import ge2e
+    from voxarena.scorers import ge2e
 
     bad = tmp_path / "m.onnx"
     bad.write_bytes(ge2e.MODEL.read_bytes()[:-10] + b"0123456789")

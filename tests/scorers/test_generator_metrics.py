@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from scorers import asr
-from scorers.registry import ClipInputs, UnknownMetric, get_metric
 from voxarena.codec import AudioClip, read_audio_file
+from voxarena.scorers import asr
+from voxarena.scorers.registry import ClipInputs, UnknownMetric, get_metric
 
 
 def clip_with(text: str, hypothesis: str) -> ClipInputs:

@@ -7,9 +7,9 @@ import inspect
 
 import pytest
 
-from scorers.registry import REGISTRY, Metric, metric_class
-from scorers.service import ScorerServicer
 from voxarena.default_metrics import HIGHER_IS_BETTER
+from voxarena.scorers.registry import REGISTRY, Metric, metric_class
+from voxarena.scorers.service import ScorerServicer
 from voxarena.v1 import common_pb2
 
 # By definition: error rates, the real-time factor and distances to the reference are lower-is-better;

@@ -17,12 +17,12 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from convert.distillmos import TOLERANCE
-from scorers import mos_distill
-from scorers.registry import REGISTRY, ClipInputs, MetricInputError, get_metric
 from voxarena.codec import AudioClip, encode_audio, read_audio_file, resample
+from voxarena.convert.distillmos import TOLERANCE
 from voxarena.converted import load_converted
 from voxarena.hashing import sha256_file
+from voxarena.scorers import mos_distill
+from voxarena.scorers.registry import REGISTRY, ClipInputs, MetricInputError, get_metric
 from voxarena.v1 import common_pb2, scorer_pb2, scorer_pb2_grpc
 
 REPO = Path(__file__).resolve().parents[2]
@@ -175,8 +175,8 @@ def test_degraded_speech_scores_lower(speech_dir):
 # ---------------------------------------------------------------------------------- through the scorer (slow)
 @pytest.fixture(scope="module")
 def scorer():
-    from scorers.service import ScorerServicer
-    from services.sdk.server import create_server
+    from voxarena.scorers.service import ScorerServicer
+    from voxarena.sdk.server import create_server
 
     servicer = ScorerServicer(fingerprint_metrics=("mos_distill", "dnsmos"))
     name = scorer_pb2.DESCRIPTOR.services_by_name["ScorerService"].full_name
@@ -190,7 +190,7 @@ def scorer():
 
 
 def test_registered_beside_dnsmos():
-    assert REGISTRY["mos_distill"] == "scorers.mos_distill:MosDistill"
+    assert REGISTRY["mos_distill"] == "voxarena.scorers.mos_distill:MosDistill"
     cls = mos_distill.MosDistill
     assert cls.higher_is_better and cls.output_columns() == ("mos_distill",) and cls.needs == ()
 

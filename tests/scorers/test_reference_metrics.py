@@ -7,9 +7,9 @@ import math
 import numpy as np
 import pytest
 
-from scorers.cloneval import mean_row_cosine
-from scorers.registry import ClipInputs, MetricInputError, get_metric
 from voxarena.codec import AudioClip, read_audio_file, resample
+from voxarena.scorers.cloneval import mean_row_cosine
+from voxarena.scorers.registry import ClipInputs, MetricInputError, get_metric
 
 
 @pytest.fixture(scope="module")

@@ -9,9 +9,9 @@ import math
 import grpc
 import pytest
 
-from scorers.service import ScorerServicer
-from services.sdk.errors import NotReady
-from services.sdk.server import create_server
+from voxarena.scorers.service import ScorerServicer
+from voxarena.sdk.errors import NotReady
+from voxarena.sdk.server import create_server
 from voxarena.v1 import common_pb2, scorer_pb2, scorer_pb2_grpc
 
 

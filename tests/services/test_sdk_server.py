@@ -8,9 +8,9 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
-from services.sdk import AudioClip, DetectorModel, GeneratorModel, InvalidArgument, Option, SynthesisResult, Voice
-from services.sdk.server import create_model_server
 from voxarena.codec import decode_audio, encode_audio
+from voxarena.sdk import AudioClip, DetectorModel, GeneratorModel, InvalidArgument, Option, SynthesisResult, Voice
+from voxarena.sdk.server import create_model_server
 from voxarena.v1 import common_pb2, detector_pb2, detector_pb2_grpc, generator_pb2, generator_pb2_grpc
 
 

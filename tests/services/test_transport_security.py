@@ -14,8 +14,8 @@ import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from services.sdk.server import create_model_server
-from services.testing.dummy_generator import DummyGenerator
+from voxarena.sdk.server import create_model_server
+from voxarena.services.testing.dummy_generator import DummyGenerator
 from voxarena.transport import ClientSecurity, ServerSecurity, TransportConfigError
 from voxarena.v1 import common_pb2, generator_pb2_grpc
 
@@ -142,7 +142,7 @@ def test_service_entry_point_serves_tls_and_its_healthcheck_speaks_it(certs, tmp
     }
     env.pop("VOXARENA_TOKEN", None)
     proc = subprocess.Popen(
-        [sys.executable, "-m", "services.testing.dummy_generator", "--port", "0"],
+        [sys.executable, "-m", "voxarena.services.testing.dummy_generator", "--port", "0"],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
@@ -154,13 +154,13 @@ def test_service_entry_point_serves_tls_and_its_healthcheck_speaks_it(certs, tmp
         port = line[len(PORT_ANNOUNCEMENT) :].strip()
         for _ in range(100):
             check = subprocess.run(
-                [sys.executable, "-m", "services.sdk.healthcheck", port], env=env, capture_output=True, text=True
+                [sys.executable, "-m", "voxarena.sdk.healthcheck", port], env=env, capture_output=True, text=True
             )
             if check.returncode == 0:
                 break
         assert check.returncode == 0, check.stderr
         plain = subprocess.run(
-            [sys.executable, "-m", "services.sdk.healthcheck", port],
+            [sys.executable, "-m", "voxarena.sdk.healthcheck", port],
             env={k: v for k, v in env.items() if not k.startswith("VOXARENA_TLS")},
             capture_output=True,
             text=True,
@@ -174,7 +174,7 @@ def test_service_entry_point_serves_tls_and_its_healthcheck_speaks_it(certs, tmp
 def test_conformance_speaks_tls_and_tokens(certs, monkeypatch):
     from typer.testing import CliRunner
 
-    from orchestrator.cli import app
+    from voxarena.orchestrator.cli import app
 
     running = _serve(_server_security(certs["dir"], mtls=True, token=TOKEN, monkeypatch=monkeypatch))
     d = certs["dir"]
@@ -199,9 +199,9 @@ def test_conformance_speaks_tls_and_tokens(certs, monkeypatch):
 def test_a_run_reaches_tls_services_with_tokens_and_records_no_secret(
     certs, monkeypatch, tmp_path, synthetic_dataset, make_config, run_arena, read_csv
 ):
-    from orchestrator.config import ConfigError, load_config
-    from services.sdk.server import create_model_server
-    from services.testing.dummy_detector import DummyDetector
+    from voxarena.orchestrator.config import ConfigError, load_config
+    from voxarena.sdk.server import create_model_server
+    from voxarena.services.testing.dummy_detector import DummyDetector
 
     gen = _serve(_server_security(certs["dir"], mtls=True, token=TOKEN, monkeypatch=monkeypatch))
     detector = DummyDetector()

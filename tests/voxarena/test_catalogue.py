@@ -112,7 +112,7 @@ def test_the_shared_dockerfile_cannot_copy_a_converted_model():
 
 
 def test_converted_models_are_registered_converters():
-    from convert import CONVERTERS
+    from voxarena.convert import CONVERTERS
 
     for svc in SERVICES:
         assert svc.converted_model is None or svc.converted_model in CONVERTERS, svc.name
@@ -168,7 +168,7 @@ def test_make_wheelhouse_builds_the_images_extras():
 
 
 def test_local_mode_starts_every_service_and_test_double_by_its_module():
-    from orchestrator.local_services import KNOWN_SERVICES
+    from voxarena.orchestrator.local_services import KNOWN_SERVICES
 
     assert KNOWN_SERVICES == local_modules()
     assert set(KNOWN_SERVICES) == {s.name for s in SERVICES if s.role != "orchestrator"} | set(TEST_DOUBLES)

@@ -1,8 +1,8 @@
 """Linear maps from scores to natural-log likelihood ratios, fitted by logistic regression.
 
 One fit serves two uses: calibrating one detector's score (K = 1, LLR = a * s + b; see
-``services.detectors.calibration``) and fusing K detectors' scores into one (LLR = w . x + b; see
-``orchestrator.fusion``), as ASVspoof 5 track 2 systems do.
+``voxarena.services.detectors.calibration``) and fusing K detectors' scores into one (LLR = w . x + b; see
+``voxarena.orchestrator.fusion``), as ASVspoof 5 track 2 systems do.
 
 Prior-weighted logistic regression (BOSARIS-style): with the bona fide and spoof trials weighted to
 an effective prior of 0.5, the fitted log-odds w . x + b is the LLR log p(x|bona fide) - log p(x|spoof).

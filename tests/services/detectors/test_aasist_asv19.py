@@ -18,12 +18,12 @@ import grpc
 import numpy as np
 import pytest
 
-from convert.aasist_asv19 import ONNX_FILE, SOURCE, TOLERANCE
-from services.detectors.aasist_asv19.model import AasistAsv19Model
-from services.sdk.server import create_model_server
 from voxarena.codec import encode_audio, read_audio_file
+from voxarena.convert.aasist_asv19 import ONNX_FILE, SOURCE, TOLERANCE
 from voxarena.converted import PROVENANCE_FILE, ConvertedModelError
 from voxarena.hashing import sha256_file
+from voxarena.sdk.server import create_model_server
+from voxarena.services.detectors.aasist_asv19.model import AasistAsv19Model
 from voxarena.v1 import common_pb2, detector_pb2, detector_pb2_grpc
 
 pytestmark = pytest.mark.slow
@@ -64,7 +64,7 @@ def models_dir(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("models")
     env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}
     done = subprocess.run(
-        [str(CONVERT_PY), "-m", "convert", "--out", str(out), NAME],
+        [str(CONVERT_PY), "-m", "voxarena.convert", "--out", str(out), NAME],
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -165,8 +165,8 @@ def test_refuses_a_conversion_of_other_source_weights(models_dir, tmp_path):
 
 
 def test_conforms_as_a_local_process(models_dir, tmp_path, monkeypatch):
-    from orchestrator.conformance import run_conformance
-    from orchestrator.local_services import LocalService
+    from voxarena.orchestrator.conformance import run_conformance
+    from voxarena.orchestrator.local_services import LocalService
 
     monkeypatch.setenv("VOXARENA_MODELS", str(models_dir))
     svc = LocalService(NAME, None, tmp_path / "aasist-asv19.log")

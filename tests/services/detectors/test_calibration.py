@@ -4,10 +4,10 @@ import grpc
 import numpy as np
 import pytest
 
-from services.detectors.calibration import fit_llr_calibration
-from services.sdk import AudioClip, DetectorModel
-from services.sdk.server import create_model_server
 from voxarena.codec import encode_audio
+from voxarena.sdk import AudioClip, DetectorModel
+from voxarena.sdk.server import create_model_server
+from voxarena.services.detectors.calibration import fit_llr_calibration
 from voxarena.stats.detection import cllr, min_cllr
 from voxarena.v1 import common_pb2, detector_pb2, detector_pb2_grpc
 
@@ -139,7 +139,7 @@ def test_calibration_command_fits_a_dev_runs_raw_scores(tmp_path):
     ]
     (tmp_path / "detections.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     out = subprocess.run(
-        [sys.executable, "-m", "services.detectors.calibration", str(tmp_path), "--detector", "box"],
+        [sys.executable, "-m", "voxarena.services.detectors.calibration", str(tmp_path), "--detector", "box"],
         capture_output=True,
         text=True,
         check=True,
@@ -147,7 +147,7 @@ def test_calibration_command_fits_a_dev_runs_raw_scores(tmp_path):
     a, b = (float(x) for x in out.split(","))
     assert a == pytest.approx(2.0, abs=0.4) and b == pytest.approx(0.0, abs=0.3)  # analytic LLR: 2s
     missing = subprocess.run(
-        [sys.executable, "-m", "services.detectors.calibration", str(tmp_path), "--detector", "x"],
+        [sys.executable, "-m", "voxarena.services.detectors.calibration", str(tmp_path), "--detector", "x"],
         capture_output=True,
         text=True,
     )

@@ -11,9 +11,9 @@ import grpc
 import numpy as np
 import pytest
 
-from services.detectors.hf_audio_classifier.model import HfAudioClassifierModel
-from services.sdk.server import create_model_server
 from voxarena.codec import AudioClip, encode_audio, read_audio_file
+from voxarena.sdk.server import create_model_server
+from voxarena.services.detectors.hf_audio_classifier.model import HfAudioClassifierModel
 from voxarena.v1 import common_pb2, detector_pb2, detector_pb2_grpc
 
 REPO = Path(__file__).resolve().parents[3]
@@ -114,7 +114,7 @@ def test_service_entry_point_takes_its_options(checkpoint):
         [
             sys.executable,
             "-m",
-            "services.detectors.hf_audio_classifier",
+            "voxarena.services.detectors.hf_audio_classifier",
             "--port",
             "0",
             "--model-dir",
@@ -135,8 +135,8 @@ def test_in_an_arena_run(checkpoint, speech_dir, tmp_path):
 
     import yaml
 
-    from orchestrator.config import load_config
-    from orchestrator.pipeline import Arena
+    from voxarena.orchestrator.config import load_config
+    from voxarena.orchestrator.pipeline import Arena
 
     cfg = {
         "name": "hf",
@@ -144,7 +144,7 @@ def test_in_an_arena_run(checkpoint, speech_dir, tmp_path):
         "generators": {"dummy-generator": {}},
         "detectors": {
             "my-w2v2": {
-                "module": "services.detectors.hf_audio_classifier",
+                "module": "voxarena.services.detectors.hf_audio_classifier",
                 "args": ["--model-dir", str(checkpoint), "--bonafide-label", "bonafide"],
             }
         },
@@ -172,8 +172,8 @@ def test_calibration_option_serves_llrs(checkpoint, speech_dir):
 
 
 def test_conforms_to_the_contract(checkpoint, tmp_path):
-    from orchestrator.conformance import run_conformance
-    from orchestrator.local_services import LocalService
+    from voxarena.orchestrator.conformance import run_conformance
+    from voxarena.orchestrator.local_services import LocalService
 
     svc = LocalService("hf-audio-classifier", None, tmp_path / "hf.log", ["--model-dir", str(checkpoint)])
     svc.start()

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 from scipy.fft import dct
 
-from services.detectors.lfcc_gmm.gmm import DiagonalGmm
-from services.detectors.lfcc_gmm.lfcc import LfccConfig, lfcc, linear_filterbank
+from voxarena.services.detectors.lfcc_gmm.gmm import DiagonalGmm
+from voxarena.services.detectors.lfcc_gmm.lfcc import LfccConfig, lfcc, linear_filterbank
 
 
 def test_filterbank_is_triangular_and_linear():

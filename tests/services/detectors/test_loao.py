@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from services.detectors.calibration import fit_llr_calibration
-from services.detectors.training.data import TrainingClip
-from services.detectors.training.loao import fold_split, loao_calibration
+from voxarena.services.detectors.calibration import fit_llr_calibration
+from voxarena.services.detectors.training.data import TrainingClip
+from voxarena.services.detectors.training.loao import fold_split, loao_calibration
 from voxarena.stats.detection import cllr
 
 GENERATORS = ("gen-a", "gen-b", "gen-c")
@@ -90,7 +90,7 @@ def test_pooled_fold_scores_are_calibrated_and_reused(tmp_path):
 def test_refit_refuses_a_data_run_the_weights_were_not_trained_on(tmp_path):
     import json
 
-    from services.detectors.training.__main__ import refit_calibration
+    from voxarena.services.detectors.training.__main__ import refit_calibration
 
     items = [
         {"id": f"{s}-1-0000", "speaker": str(s), "audio_path": "x.flac", "audio_sha256": "0" * 64} for s in (1, 2, 3)
@@ -108,7 +108,7 @@ def test_refit_refuses_a_data_run_the_weights_were_not_trained_on(tmp_path):
     ]
     (tmp_path / "manifest.jsonl").write_text("".join(json.dumps(i) + "\n" for i in items))
     (tmp_path / "generations.jsonl").write_text("".join(json.dumps(g) + "\n" for g in gens))
-    weights = Path(__file__).resolve().parents[3] / "services" / "detectors" / "lfcc_gmm" / "weights"
+    weights = Path(__file__).resolve().parents[3] / "voxarena" / "services" / "detectors" / "lfcc_gmm" / "weights"
     before = (weights / "metadata.json").read_bytes()
     with pytest.raises(SystemExit, match="clips more or fewer than the weights were trained on"):
         refit_calibration("lfcc-gmm", tmp_path, weights)
@@ -118,7 +118,7 @@ def test_refit_refuses_a_data_run_the_weights_were_not_trained_on(tmp_path):
 def test_training_data_from_several_runs_of_one_manifest(tmp_path):
     import json
 
-    from services.detectors.training.data import TrainingDataError, build_training_manifest
+    from voxarena.services.detectors.training.data import TrainingDataError, build_training_manifest
 
     items = [
         {"id": f"{s}-1-0000", "speaker": str(s), "audio_path": "x.flac", "audio_sha256": "0" * 64} for s in range(6)
@@ -153,9 +153,9 @@ def test_refit_accepts_regenerated_spoof_bytes_but_not_another_split():
     import json
     from dataclasses import replace
 
-    from services.detectors.training.__main__ import _same_clips
+    from voxarena.services.detectors.training.__main__ import _same_clips
 
-    weights = Path(__file__).resolve().parents[3] / "services" / "detectors" / "lfcc_gmm" / "weights"
+    weights = Path(__file__).resolve().parents[3] / "voxarena" / "services" / "detectors" / "lfcc_gmm" / "weights"
     committed = [json.loads(line) for line in (weights / "training_manifest.jsonl").read_text().splitlines()]
     rows = [
         TrainingClip(r["id"], "", r["sha256"], r["label"], r["speaker"], r["generator"], r["split"]) for r in committed
@@ -180,9 +180,9 @@ def test_lfcc_gmm_trained_end_to_end_with_a_loao_calibration(speech_dir, tmp_pat
 
     import soundfile as sf
 
-    from services.detectors.training.__main__ import TRAINERS, _load_class, train_detector
     from voxarena.codec import read_audio_file
     from voxarena.hashing import sha256_file
+    from voxarena.services.detectors.training.__main__ import TRAINERS, _load_class, train_detector
 
     flacs = sorted((speech_dir / "LibriSpeech" / "test-clean").glob("*/*/*.flac"))
     by_speaker = {}

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import yaml
 
-from services.detectors.training.__main__ import TRAINERS
+from voxarena.services.detectors.training.__main__ import TRAINERS
 
 pytestmark = pytest.mark.slow
 SEEN = ("espeak-ng", "flite", "griffin-lim")
@@ -19,8 +19,8 @@ SEEN = ("espeak-ng", "flite", "griffin-lim")
 
 @pytest.fixture(scope="module")
 def seen_attack_run(tmp_path_factory, speech_dir) -> Path:
-    from orchestrator.config import load_config
-    from orchestrator.pipeline import Arena
+    from voxarena.orchestrator.config import load_config
+    from voxarena.orchestrator.pipeline import Arena
 
     tmp = tmp_path_factory.mktemp("seen")
     cfg = {

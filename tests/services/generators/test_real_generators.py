@@ -5,10 +5,10 @@ from __future__ import annotations
 import grpc
 import pytest
 
-from services.generators.espeak_ng.model import EspeakNgModel
-from services.generators.piper_vits.model import PiperVitsModel
-from services.sdk.server import create_model_server
 from voxarena.codec import decode_audio
+from voxarena.sdk.server import create_model_server
+from voxarena.services.generators.espeak_ng.model import EspeakNgModel
+from voxarena.services.generators.piper_vits.model import PiperVitsModel
 from voxarena.v1 import common_pb2, generator_pb2, generator_pb2_grpc
 
 pytestmark = pytest.mark.slow

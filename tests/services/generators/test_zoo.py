@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 from zoo_helpers import Served, prompts
 
-from scorers.registry import ClipInputs, get_metric
 from voxarena.codec import AudioClip, decode_audio, encode_audio, read_audio_file, resample
+from voxarena.scorers.registry import ClipInputs, get_metric
 from voxarena.v1 import common_pb2, generator_pb2
 
 pytestmark = pytest.mark.slow
@@ -22,11 +22,11 @@ REPORT: dict = {}
 
 
 def _tts_models():
-    from services.generators.espeak_ng.model import EspeakNgModel
-    from services.generators.festival_hts.model import FestivalHtsModel
-    from services.generators.flite.model import FliteModel
-    from services.generators.mbrola.model import MbrolaModel
-    from services.generators.piper_vits.model import PiperVitsModel
+    from voxarena.services.generators.espeak_ng.model import EspeakNgModel
+    from voxarena.services.generators.festival_hts.model import FestivalHtsModel
+    from voxarena.services.generators.flite.model import FliteModel
+    from voxarena.services.generators.mbrola.model import MbrolaModel
+    from voxarena.services.generators.piper_vits.model import PiperVitsModel
 
     return {
         "piper-vits": PiperVitsModel,
@@ -38,9 +38,9 @@ def _tts_models():
 
 
 def _vocoders():
-    from services.generators.griffin_lim.model import GriffinLimModel
-    from services.generators.mlsa_vocoder.model import MlsaVocoderModel
-    from services.generators.world_vocoder.model import WorldVocoderModel
+    from voxarena.services.generators.griffin_lim.model import GriffinLimModel
+    from voxarena.services.generators.mlsa_vocoder.model import MlsaVocoderModel
+    from voxarena.services.generators.world_vocoder.model import WorldVocoderModel
 
     return {"world-vocoder": WorldVocoderModel, "griffin-lim": GriffinLimModel, "mlsa-vocoder": MlsaVocoderModel}
 
@@ -92,7 +92,7 @@ def test_tts_is_intelligible_and_deterministic(name, speech_dir):
 
 
 def test_flite_voices_state_their_rates():
-    from services.generators.flite.model import FliteModel
+    from voxarena.services.generators.flite.model import FliteModel
 
     served = Served(FliteModel())
     try:
@@ -139,7 +139,7 @@ def test_vocoder_pesq_against_the_original(name, speech_dir):
 
 
 def test_griffin_lim_is_seeded(speech_dir):
-    from services.generators.griffin_lim.model import GriffinLimModel
+    from voxarena.services.generators.griffin_lim.model import GriffinLimModel
 
     served = Served(GriffinLimModel())
     try:
@@ -152,7 +152,7 @@ def test_griffin_lim_is_seeded(speech_dir):
 
 
 def test_world_vc_moves_toward_the_target_speaker(speech_dir):
-    from services.generators.world_vc.model import WorldVcModel
+    from voxarena.services.generators.world_vc.model import WorldVcModel
 
     served = Served(WorldVcModel())
     sim = get_metric("sim")
@@ -223,7 +223,7 @@ def test_long_and_unspeakable_text(name):
 
 
 def test_world_vc_resamples_reference_and_refuses_short_one(speech_dir):
-    from services.generators.world_vc.model import WorldVcModel
+    from voxarena.services.generators.world_vc.model import WorldVcModel
 
     served = Served(WorldVcModel())
     try:

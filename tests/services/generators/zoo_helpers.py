@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import grpc
 
-from services.sdk.server import create_model_server
+from voxarena.sdk.server import create_model_server
 
 MAX = 64 * 1024 * 1024
 

@@ -1,6 +1,0 @@
-"""``python -m scorers --port N``"""
-
-from .service import main
-
-if __name__ == "__main__":
-    main()

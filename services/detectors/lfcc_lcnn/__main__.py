@@ -1,8 +1,0 @@
-"""``python -m services.detectors.lfcc_lcnn --port N``"""
-
-from services.sdk import serve
-
-from .model import LfccLcnnModel
-
-if __name__ == "__main__":
-    serve(LfccLcnnModel)

@@ -1,1 +1,0 @@
-"""One training pipeline for every trained detector: ``python -m services.detectors.training``."""

@@ -1,8 +1,0 @@
-"""``python -m services.generators.mlsa_vocoder --port N``"""
-
-from services.sdk import serve
-
-from .model import MlsaVocoderModel
-
-if __name__ == "__main__":
-    serve(MlsaVocoderModel)

@@ -1,0 +1,170 @@
+"""The metric registry: every generator metric registers its metadata and a lazy import path.
+
+A metric measures one clip into raw values (counts, not only ratios) and aggregates a list of those
+into one corpus-level figure. Heavy models load on first use, once per scorer process.
+"""
+
+from __future__ import annotations
+
+import abc
+import difflib
+import hashlib
+import importlib
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, TypeVar
+
+import numpy as np
+
+from voxarena.codec import AudioClip
+from voxarena.default_metrics import HIGHER_IS_BETTER
+
+_T = TypeVar("_T")
+# What a metric makes of one clip: (values keyed "<name>.<quantity>", notes).
+Measurement = tuple[dict[str, float], dict[str, str]]
+
+
+class UnknownMetric(KeyError):
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+class MetricInputError(ValueError):
+    """A clip lacks an input the metric needs, or the input cannot be measured."""
+
+
+@dataclass
+class ClipInputs:
+    """Everything a metric may look at for one generated clip, with shared lazily computed by-products."""
+
+    request_id: str
+    audio: AudioClip
+    text: str = ""
+    speaker_reference: AudioClip | None = None
+    source_reference: AudioClip | None = None
+    reference_aligned: bool = False
+    generation_wall_seconds: float | None = None
+    cache: dict[str, Any] = field(default_factory=dict)
+
+    def cached(self, key: str, compute: Callable[[], _T]) -> _T:
+        if key not in self.cache:
+            self.cache[key] = compute()
+        return self.cache[key]
+
+
+class ReferenceCache:
+    """Features of reference clips, computed once per scorer process: in an arena every generator's
+    clip of an item is compared with the same reference. Keyed by what and the samples' hash; LRU."""
+
+    def __init__(self, size: int = 4096) -> None:
+        self._lock = threading.Lock()
+        self._data: OrderedDict[tuple[str, str], Any] = OrderedDict()
+        self.size = size
+
+    def get(self, what: str, clip: AudioClip, compute: Callable[[AudioClip], _T]) -> _T:
+        key = (what, hashlib.sha256(clip.samples.tobytes() + str(clip.sample_rate).encode()).hexdigest())
+        with self._lock:
+            if key in self._data:
+                self._data.move_to_end(key)
+                return self._data[key]
+        value = compute(clip)
+        with self._lock:
+            self._data[key] = value
+            while len(self._data) > self.size:
+                self._data.popitem(last=False)
+        return value
+
+
+reference_cache = ReferenceCache()
+
+
+class Metric(abc.ABC):
+    name: ClassVar[str]
+    # Set from voxarena.default_metrics.HIGHER_IS_BETTER by name: the one table the statistics core reads too.
+    higher_is_better: ClassVar[bool]
+    aggregation: ClassVar[str]
+    description: ClassVar[str]
+    needs: ClassVar[tuple[str, ...]] = ()
+    # Result columns; the first is the headline. Most metrics have one column named after them.
+    columns: ClassVar[tuple[str, ...]] = ()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "name" in vars(cls):
+            if cls.name not in HIGHER_IS_BETTER:
+                raise TypeError(
+                    f"metric {cls.name!r} ({cls.__module__}.{cls.__qualname__}) has no direction in "
+                    "voxarena.default_metrics.HIGHER_IS_BETTER"
+                )
+            cls.higher_is_better = HIGHER_IS_BETTER[cls.name]
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+
+    @classmethod
+    def output_columns(cls) -> tuple[str, ...]:
+        return cls.columns or (cls.name,)
+
+    @abc.abstractmethod
+    def measure(self, clip: ClipInputs) -> Measurement:
+        """(values keyed "<name>.<quantity>", notes); raise MetricInputError for an unmeasurable clip."""
+
+    @abc.abstractmethod
+    def aggregate(self, rows: list[dict[str, float]]) -> float | dict[str, float]:
+        """Corpus-level figure (or one per column) from the values of the clips that were measured."""
+
+    def aggregate_columns(self, rows: list[dict[str, float]]) -> dict[str, float]:
+        out = self.aggregate(rows)
+        return out if isinstance(out, dict) else {self.name: out}
+
+    def fingerprint(self) -> dict[str, str]:
+        return {}
+
+
+def ratio_of_sums(rows: list[dict[str, float]], num: str, den: str) -> float:
+    total = sum(r[den] for r in rows)
+    return float(sum(r[num] for r in rows) / total) if total > 0 else float("nan")
+
+
+def mean_of(rows: list[dict[str, float]], key: str) -> float:
+    return float(np.mean([r[key] for r in rows])) if rows else float("nan")
+
+
+# name -> "module:Class"; modules import their heavy dependencies lazily.
+REGISTRY: dict[str, str] = {
+    "wer": "voxarena.scorers.asr:WhisperWER",
+    "cer": "voxarena.scorers.asr:WhisperCER",
+    "wer_pocketsphinx": "voxarena.scorers.asr_pocketsphinx:PocketsphinxWER",
+    "sim": "voxarena.scorers.speaker:ResemblyzerSIM",
+    "rtf": "voxarena.scorers.timing:RealTimeFactor",
+    "dnsmos": "voxarena.scorers.quality:Dnsmos",
+    "mos_distill": "voxarena.scorers.mos_distill:MosDistill",
+    "pesq": "voxarena.scorers.reference:Pesq",
+    "stoi": "voxarena.scorers.reference:Stoi",
+    "psnr": "voxarena.scorers.reference:Psnr",
+    "ssim": "voxarena.scorers.reference:Ssim",
+    "ls_mse": "voxarena.scorers.reference:LogMelMse",
+    "mcd": "voxarena.scorers.reference:MelCepstralDistortion",
+    "cloneval": "voxarena.scorers.cloneval:ClonEvalFeatures",
+}
+
+_instances: dict[str, Metric] = {}
+_instances_lock = threading.Lock()
+
+
+def metric_class(name: str) -> type[Metric]:
+    if name not in REGISTRY:
+        close = difflib.get_close_matches(name, REGISTRY, n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        raise UnknownMetric(f"unknown metric {name!r}{hint} Known metrics: {', '.join(sorted(REGISTRY))}")
+    module, cls = REGISTRY[name].split(":")
+    return getattr(importlib.import_module(module), cls)
+
+
+def get_metric(name: str) -> Metric:
+    with _instances_lock:
+        if name not in _instances:
+            _instances[name] = metric_class(name)()
+        return _instances[name]

@@ -1,0 +1,318 @@
+"""The scorer gRPC service (``python -m voxarena.scorers --port N``), built on the shared service runtime."""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import logging
+import math
+import sys
+from collections.abc import Callable, Iterable
+from importlib.metadata import version
+
+import grpc
+import numpy as np
+
+from voxarena.codec import AudioClip, AudioFormatError, decode_audio
+from voxarena.lifecycle import die_with_parent
+from voxarena.sdk.errors import InvalidArgument, NotReady
+from voxarena.sdk.server import _Stopwatch, add_service_arguments, create_server, run_until_signalled, server_security
+from voxarena.stats import composite, detection, i2d
+from voxarena.stats.bootstrap import cluster_intervals
+from voxarena.v1 import common_pb2, scorer_pb2, scorer_pb2_grpc
+
+from .registry import REGISTRY, ClipInputs, Metric, MetricInputError, UnknownMetric, get_metric, metric_class
+
+log = logging.getLogger("voxarena.scorer")
+SCORER_VERSION = "1.0.0"
+
+
+def _metric(name: str) -> Metric:
+    try:
+        return get_metric(name)
+    except UnknownMetric as e:
+        raise InvalidArgument(str(e)) from None
+
+
+def detection_intervals(
+    s: scorer_pb2.TrialSet, bona: np.ndarray, spoof: np.ndarray, costs: detection.CostModel, boot: scorer_pb2.Bootstrap
+) -> tuple[dict[str, float], dict[str, float]]:
+    """Speaker-cluster bootstrap of a trial set: a drawn speaker brings its bona fide and spoof trials."""
+    clusters = list(s.bonafide_clusters or [f"b{i}" for i in range(bona.size)]) + list(
+        s.spoof_clusters or [f"s{i}" for i in range(spoof.size)]
+    )
+    scores = np.concatenate([bona, spoof])
+    is_bona = np.arange(scores.size) < bona.size
+
+    def statistic(idx: np.ndarray) -> dict[str, float]:
+        values = detection.detection_metrics(scores[idx][is_bona[idx]], scores[idx][~is_bona[idx]], costs)
+        return detection.bootstrap_figures(values)
+
+    return cluster_intervals(clusters, statistic, boot.resamples, boot.seed, boot.confidence or 0.95)
+
+
+def fingerprint(metric_names: Iterable[str]) -> dict[str, str]:
+    fp = {
+        "voxarena.scorer": SCORER_VERSION,
+        "numpy": version("numpy"),
+        "soxr": version("soxr"),
+        "detection": "ASVspoof 5 definitions (det curve, EER, minDCF, actDCF at -log(beta), Cllr, PAV minCllr)",
+    }
+    for name in sorted(metric_names):
+        fp.update(get_metric(name).fingerprint())
+    return fp
+
+
+class ScorerServicer(scorer_pb2_grpc.ScorerServiceServicer):
+    def __init__(self, fingerprint_metrics: tuple[str, ...] = tuple(REGISTRY)) -> None:
+        self.ready = False
+        self._fp_metrics = fingerprint_metrics
+        self._fingerprint: dict[str, str] = {}
+
+    def load(self) -> None:
+        self._fingerprint = fingerprint(self._fp_metrics)
+        self.ready = True
+
+    def GetInfo(self, request: common_pb2.GetInfoRequest, context: grpc.ServicerContext) -> scorer_pb2.ScorerInfo:
+        if not self.ready:
+            raise NotReady("scorer is still loading")
+        specs = []
+        for name in sorted(REGISTRY):
+            cls = metric_class(name)
+            specs.append(
+                scorer_pb2.MetricSpec(
+                    name=name,
+                    higher_is_better=cls.higher_is_better,
+                    aggregation=cls.aggregation,
+                    description=cls.description,
+                    needs=cls.needs,
+                    columns=cls.output_columns(),
+                )
+            )
+        info = common_pb2.ModelInfo(
+            name="voxarena-scorer",
+            version=SCORER_VERSION,
+            licence="Apache-2.0",
+            deterministic=True,
+            timing_scope="measure: all requested metrics of a batch",
+        )
+        return scorer_pb2.ScorerInfo(model=info, metrics=specs, fingerprint=self._fingerprint)
+
+    @staticmethod
+    def _decoded(item: scorer_pb2.ClipRequest, field: str) -> AudioClip:
+        try:
+            return decode_audio(getattr(item, field), f"{item.request_id}: {field}")
+        except AudioFormatError as e:
+            raise InvalidArgument(str(e)) from None
+
+    @classmethod
+    def _inputs(cls, item: scorer_pb2.ClipRequest) -> ClipInputs:
+        """The clip's inputs; its ``audio`` is there (MeasureClips checks), the references may not be."""
+
+        def audio(field: str) -> AudioClip | None:
+            return cls._decoded(item, field) if item.HasField(field) else None
+
+        return ClipInputs(
+            request_id=item.request_id,
+            audio=cls._decoded(item, "audio"),
+            text=item.text,
+            speaker_reference=audio("speaker_reference"),
+            source_reference=audio("source_reference"),
+            reference_aligned=item.reference_aligned,
+            generation_wall_seconds=item.generation_timing.wall_seconds if item.HasField("generation_timing") else None,
+        )
+
+    def MeasureClips(
+        self, request: scorer_pb2.MeasureClipsRequest, context: grpc.ServicerContext
+    ) -> scorer_pb2.MeasureClipsResponse:
+        if not self.ready:
+            raise NotReady("scorer is still loading")
+        out = []
+        with _Stopwatch("measure") as sw:
+            for item in request.items:
+                if not item.request_id:
+                    raise InvalidArgument("a clip has an empty request_id")
+                if not item.HasField("audio"):
+                    raise InvalidArgument(f"{item.request_id}: no audio")
+                metrics = [_metric(n) for n in item.metrics]
+                clip = self._inputs(item)
+                m = scorer_pb2.ClipMeasurement(request_id=item.request_id)
+                for metric in metrics:
+                    try:
+                        values, notes = metric.measure(clip)
+                    except MetricInputError as e:
+                        m.errors[metric.name] = str(e)
+                        continue
+                    m.values.update(values)
+                    m.notes.update(notes)
+                out.append(m)
+        return scorer_pb2.MeasureClipsResponse(items=out, timing=sw.to_proto())
+
+    def Aggregate(
+        self, request: scorer_pb2.AggregateRequest, context: grpc.ServicerContext
+    ) -> scorer_pb2.AggregateResponse:
+        metrics = [_metric(n) for n in request.metrics]
+        boot = request.bootstrap if request.HasField("bootstrap") and request.bootstrap.resamples > 0 else None
+        groups = []
+        for group in request.groups:
+            g = scorer_pb2.GroupMetrics(name=group.name)
+            for metric in metrics:
+                clips = [
+                    c
+                    for c in group.clips
+                    if metric.name not in c.errors and any(k.startswith(metric.name + ".") for k in c.values)
+                ]
+                rows = [dict(c.values) for c in clips]
+                values = metric.aggregate_columns(rows) if rows else {col: math.nan for col in metric.output_columns()}
+                g.values.update(values)
+                g.counts[metric.name] = len(rows)
+                if boot and rows:
+                    low, high = cluster_intervals(
+                        [c.cluster or c.request_id for c in clips],
+                        functools.partial(_aggregate_resample, metric, rows),
+                        boot.resamples,
+                        boot.seed,
+                        boot.confidence or 0.95,
+                    )
+                    g.ci_low.update(low)
+                    g.ci_high.update(high)
+            groups.append(g)
+        return scorer_pb2.AggregateResponse(groups=groups)
+
+    def DetectionMetrics(
+        self, request: scorer_pb2.DetectionMetricsRequest, context: grpc.ServicerContext
+    ) -> scorer_pb2.DetectionMetricsResponse:
+        costs = detection.ASVSPOOF5_COSTS
+        if request.HasField("costs"):
+            c = request.costs
+            if not (0 < c.p_spoof < 1 and c.c_miss > 0 and c.c_fa > 0):
+                raise InvalidArgument(f"invalid costs: p_spoof={c.p_spoof} c_miss={c.c_miss} c_fa={c.c_fa}")
+            costs = detection.CostModel(c.p_spoof, c.c_miss, c.c_fa)
+        boot = request.bootstrap if request.HasField("bootstrap") and request.bootstrap.resamples > 0 else None
+        out = []
+        for s in request.sets:
+            bona, spoof = np.array(s.bonafide_scores), np.array(s.spoof_scores)
+            try:
+                values = detection.detection_metrics(bona, spoof, costs)
+            except ValueError as e:
+                raise InvalidArgument(f"trial set {s.name}: {e}") from None
+            m = scorer_pb2.DetectionMetrics(
+                name=s.name,
+                n_bonafide=int(values["n_bonafide"]),
+                n_spoof=int(values["n_spoof"]),
+                eer=values["eer"],
+                eer_threshold=values["eer_threshold"],
+                min_dcf=values["min_dcf"],
+                act_dcf=values["act_dcf"],
+                cllr=values["cllr"],
+                min_cllr=values["min_cllr"],
+            )
+            if boot:
+                for what, clusters, n in (
+                    ("bonafide", s.bonafide_clusters, bona.size),
+                    ("spoof", s.spoof_clusters, spoof.size),
+                ):
+                    if clusters and len(clusters) != n:
+                        raise InvalidArgument(f"trial set {s.name}: {len(clusters)} {what} clusters for {n} scores")
+                low, high = detection_intervals(s, bona, spoof, costs, boot)
+                m.ci_low.update(low)
+                m.ci_high.update(high)
+            out.append(m)
+        return scorer_pb2.DetectionMetricsResponse(sets=out)
+
+    def Composite(
+        self, request: scorer_pb2.CompositeRequest, context: grpc.ServicerContext
+    ) -> scorer_pb2.CompositeResponse:
+        if not self.ready:
+            raise NotReady("scorer is still loading")
+        results = [_generator_composite(c) for c in request.generators]
+        results += [_detector_composite(c) for c in request.detectors]
+        return scorer_pb2.CompositeResponse(results=results, fingerprint=self._fingerprint)
+
+    def I2DAggregates(
+        self, request: scorer_pb2.I2DAggregatesRequest, context: grpc.ServicerContext
+    ) -> scorer_pb2.I2DAggregatesResponse:
+        if not self.ready:
+            raise NotReady("scorer is still loading")
+        decay = request.ewa_decay if request.HasField("ewa_decay") else i2d.EWA_DECAY
+        if not 0 < decay <= 1:
+            raise InvalidArgument(f"ewa_decay {decay} is outside (0, 1]")
+        out = []
+        for t in request.trajectories:
+            values = [i2d.oriented(v, t.higher_is_better) for v in t.values]
+            out.append(
+                scorer_pb2.TrajectoryAggregates(
+                    name=t.name, iterations=len(values), **i2d.aggregate_trajectory(values, decay)
+                )
+            )
+        return scorer_pb2.I2DAggregatesResponse(trajectories=out, fingerprint=self._fingerprint)
+
+
+def _aggregate_resample(metric: Metric, rows: list[dict[str, float]], idx: np.ndarray) -> dict[str, float]:
+    """``metric``'s corpus figures over one bootstrap resample (``idx``) of the clips' ``rows``."""
+    return metric.aggregate_columns([rows[i] for i in idx])
+
+
+def _unique(what: str, names: list[str], composite_name: str) -> None:
+    seen = set()
+    for n in names:
+        if n in seen:
+            raise InvalidArgument(f"composite {composite_name}: {what} {n!r} appears twice")
+        seen.add(n)
+
+
+def _scored(name: str, higher_is_better: bool, compute: Callable[[], dict[str, float]]) -> scorer_pb2.CompositeResult:
+    """The composite's scores and ranks, or the reason it has none (a missing metric is a fact of the
+    run, reported in its row, not a bad request)."""
+    result = scorer_pb2.CompositeResult(name=name, higher_is_better=higher_is_better)
+    try:
+        scores = compute()
+    except composite.CompositeError as e:
+        result.error = str(e)
+        return result
+    ranks = composite.ranks(scores, higher_is_better)
+    result.scores.extend(scorer_pb2.SystemScore(system=s, score=scores[s], rank=ranks[s]) for s in sorted(scores))
+    return result
+
+
+def _generator_composite(c: scorer_pb2.GeneratorComposite) -> scorer_pb2.CompositeResult:
+    eps = c.epsilon if c.HasField("epsilon") else composite.EPSILON
+    if not 0 <= eps < 1:
+        raise InvalidArgument(f"composite {c.name}: epsilon {eps} is outside [0, 1)")
+    _unique("system", [s.system for s in c.systems], c.name)
+    _unique("weighted metric", [w.metric for w in c.weights], c.name)
+    table = {s.system: dict(s.values) for s in c.systems}
+    weights = {w.metric: w.weight for w in c.weights}
+    return _scored(c.name, True, lambda: composite.generator_scores(table, weights, eps))
+
+
+def _detector_composite(c: scorer_pb2.DetectorComposite) -> scorer_pb2.CompositeResult:
+    alpha = c.alpha if c.HasField("alpha") else composite.DETECTOR_ALPHA
+    if not 0 <= alpha <= 1:
+        raise InvalidArgument(f"composite {c.name}: alpha {alpha} is outside [0, 1]")
+    _unique("detector x generator pair", [f"{p.detector} x {p.generator}" for p in c.pairs], c.name)
+    pairs = [
+        {"detector": p.detector, "generator": p.generator, "eer": p.eer, "cllr": p.cllr, "min_dcf": p.min_dcf}
+        for p in c.pairs
+    ]
+    return _scored(c.name, False, lambda: composite.detector_scores(pairs, dict(c.params_m), alpha, dict(c.challenge)))
+
+
+def main(argv: list[str] | None = None) -> None:
+    die_with_parent()
+    parser = argparse.ArgumentParser(description="VoxArena scorer service")
+    add_service_arguments(parser)
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=args.log_level.upper(), stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    servicer = ScorerServicer()
+    name = scorer_pb2.DESCRIPTOR.services_by_name["ScorerService"].full_name
+    running = create_server(
+        [(name, lambda s: scorer_pb2_grpc.add_ScorerServiceServicer_to_server(servicer, s))],
+        f"{args.host}:{args.port}",
+        max_message_mb=args.max_message_mb,
+        workers=args.workers,
+        security=server_security(args),
+    )
+    run_until_signalled(running, servicer.load, "scorer")

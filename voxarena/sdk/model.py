@@ -1,0 +1,175 @@
+"""Base classes a model author subclasses: ``GeneratorModel`` and ``DetectorModel``.
+
+An author writes ``load()`` and ``synthesize()`` / ``score_batch()`` and fills the class attributes
+that GetInfo reports. Model code sees dataclasses and numpy arrays, never protobuf.
+"""
+
+from __future__ import annotations
+
+import abc
+import threading
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from voxarena.codec import AudioClip
+
+from .errors import InternalError, InvalidArgument
+
+
+@dataclass(frozen=True)
+class Option:
+    """An engine option accepted in a request's ``parameters``."""
+
+    name: str
+    description: str
+    default: str
+
+
+@dataclass(frozen=True)
+class Voice:
+    name: str
+    language: str = "en-US"
+    description: str = ""
+    # Output rate when it differs from the model's native rate; 0 = native.
+    sample_rate: int = 0
+
+
+@dataclass
+class SynthesisRequest:
+    request_id: str
+    seed: int
+    task: str
+    text: str = ""
+    language: str = ""
+    voice: str = ""
+    reference_audio: AudioClip | None = None
+    reference_text: str = ""
+    source_audio: AudioClip | None = None
+    parameters: dict[str, str] = field(default_factory=dict)
+
+    def reference_clip(self) -> AudioClip:
+        """``reference_audio``, which the server guarantees to the tasks that take it (``voxarena.tasks``)."""
+        return self._given(self.reference_audio, "reference_audio")
+
+    def source_clip(self) -> AudioClip:
+        """``source_audio``, which the server guarantees to the tasks that take it (``voxarena.tasks``)."""
+        return self._given(self.source_audio, "source_audio")
+
+    def _given(self, clip: AudioClip | None, field_name: str) -> AudioClip:
+        if clip is None:  # the model read an input its task does not take: a server fault (INTERNAL)
+            raise InternalError(f"{self.task} request carries no {field_name}")
+        return clip
+
+
+@dataclass
+class SynthesisResult:
+    audio: AudioClip
+    voice: str = ""
+    # The seed actually used, when the engine used another than the request's.
+    seed: int | None = None
+
+
+class _ModelBase(abc.ABC):
+    """Identity, readiness and option parsing shared by both roles.
+
+    The GetInfo facts are class attributes; the few an instance may settle itself (a rate read from
+    the loaded checkpoint, tasks narrowed by a constructor flag) are instance attributes with a class
+    default.
+    """
+
+    name: ClassVar[str] = ""
+    version: ClassVar[str] = "0.0.0"
+    licence: ClassVar[str] = ""
+    native_sample_rate: int = 16000
+    deterministic: ClassVar[bool] = True
+    timing_scope: ClassVar[str] = ""
+    options: ClassVar[tuple[Option, ...]] = ()
+
+    def __init__(self) -> None:
+        self._ready = threading.Event()
+
+    @property
+    def ready(self) -> bool:
+        return self._ready.is_set()
+
+    def mark_ready(self) -> None:
+        self._ready.set()
+
+    @abc.abstractmethod
+    def load(self) -> None:
+        """Load weights and warm up; the server reports SERVING once this returns."""
+
+    def parameter_count(self) -> int | None:
+        """Trainable parameters, or None for engines without any."""
+        return None
+
+    def weights_sha256(self) -> str:
+        return ""
+
+    def metadata(self) -> dict[str, str]:
+        return {}
+
+    def resolve_options(self, parameters: dict[str, str]) -> dict[str, str]:
+        """Request parameters over option defaults; an unknown name is INVALID_ARGUMENT naming it."""
+        known = {o.name: o for o in self.options}
+        unknown = sorted(set(parameters) - set(known))
+        if unknown:
+            raise InvalidArgument(
+                f"unknown option(s) {', '.join(unknown)}; {self.name} accepts: {', '.join(sorted(known)) or 'none'}"
+            )
+        return {name: parameters.get(name, o.default) for name, o in known.items()}
+
+    @staticmethod
+    def float_option(options: dict[str, str], name: str, lo: float, hi: float) -> float:
+        try:
+            value = float(options[name])
+        except ValueError:
+            raise InvalidArgument(f"option {name}={options[name]!r} is not a number") from None
+        if not lo <= value <= hi:
+            raise InvalidArgument(f"option {name}={value} is outside [{lo}, {hi}]")
+        return value
+
+
+class GeneratorModel(_ModelBase):
+    """A voice generator. Subclasses set ``family``, ``tasks``, ``voices`` and implement ``synthesize``."""
+
+    family: ClassVar[str] = ""
+    tasks: tuple[str, ...] = ("TTS",)
+    voices: ClassVar[tuple[Voice, ...]] = ()
+    # Longest text (characters) and source audio (seconds) the service accepts.
+    max_text_chars: ClassVar[int] = 5000
+    max_source_seconds: ClassVar[float] = 600.0
+
+    @abc.abstractmethod
+    def synthesize(self, request: SynthesisRequest) -> SynthesisResult:
+        """Produce speech; raise InvalidArgument / Unimplemented for the client's mistakes."""
+
+
+class DetectorModel(_ModelBase):
+    """A fake-voice detector. Higher score = more bona fide."""
+
+    family: ClassVar[str] = ""
+    # True when score_batch already returns calibrated LLRs.
+    calibrated: ClassVar[bool] = False
+    max_batch_size: ClassVar[int] = 32
+    # (a, b) fitted on dev data: the SDK serves a * score + b as an LLR (see voxarena.services.detectors.calibration).
+    calibration: tuple[float, float] | None = None
+
+    @property
+    def serves_llr(self) -> bool:
+        return self.calibrated or self.calibration is not None
+
+    def llr_scores(self, clips: list[AudioClip]) -> list[float]:
+        """What the service answers: the model's scores, mapped to LLRs when a calibration is loaded."""
+        scores = self.score_batch(clips)
+        if self.calibration is None:
+            return [float(x) for x in scores]
+        a, b = self.calibration
+        return [a * float(x) + b for x in scores]
+
+    # Clips longer than this are INVALID_ARGUMENT (documented per service).
+    max_seconds: ClassVar[float] = 600.0
+
+    @abc.abstractmethod
+    def score_batch(self, clips: list[AudioClip]) -> list[float]:
+        """Scores for already validated mono clips (any rate: resample to ``native_sample_rate``)."""

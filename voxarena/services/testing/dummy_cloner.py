@@ -1,0 +1,19 @@
+"""The dummy generator's cloning sibling: CLONE and CONVERT (for I2D and reference-conditioned tests).
+
+``python -m voxarena.services.testing.dummy_cloner --port N``
+"""
+
+from __future__ import annotations
+
+from voxarena.sdk import serve
+
+from .dummy_generator import DummyGenerator
+
+
+class DummyCloner(DummyGenerator):
+    name = "dummy-cloner"
+    tasks = ("CLONE", "CONVERT")
+
+
+if __name__ == "__main__":
+    serve(DummyCloner)
