@@ -138,7 +138,7 @@ SERVICES: tuple[Service, ...] = (
     Service(
         "scorer",
         "scorer",
-        "scorers",
+        "voxarena.scorers",
         "demo",
         extra="scorer",
         converted_model="distillmos",
@@ -147,7 +147,7 @@ SERVICES: tuple[Service, ...] = (
     Service(
         "orchestrator",
         "orchestrator",
-        "orchestrator",
+        "voxarena.orchestrator",
         "demo",
         compose_profile="tools",
         own_dockerfile="the CLI as ENTRYPOINT, WORKDIR /work, no healthcheck: a client, not a service",
