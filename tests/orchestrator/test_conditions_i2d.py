@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from voxarena.orchestrator.report import build_report, render_html
+from voxarena.orchestrator.report import build_report
+from voxarena.orchestrator.report_html import render_html
 from voxarena.orchestrator.status import run_status
 
 CONDITIONS = {

@@ -14,7 +14,8 @@ import yaml
 from voxarena.orchestrator.config import CalibrationSplitConfig, ConfigError, load_config
 from voxarena.orchestrator.fusion import calibration_items, fuse
 from voxarena.orchestrator.manifest import ManifestItem, ManifestSet
-from voxarena.orchestrator.report import build_report, render_html
+from voxarena.orchestrator.report import build_report
+from voxarena.orchestrator.report_html import render_html
 from voxarena.orchestrator.run_store import RunStore, detection_id
 from voxarena.orchestrator.status import run_status
 

@@ -14,7 +14,8 @@ import yaml
 
 from voxarena.orchestrator.config import load_config
 from voxarena.orchestrator.pipeline import Arena
-from voxarena.orchestrator.report import PALETTE, ReportError, build_report, det_curve, write_report
+from voxarena.orchestrator.report import ReportError, build_report, det_curve, write_report
+from voxarena.orchestrator.report_tables import PALETTE
 
 REPO = Path(__file__).resolve().parents[2]
 
