@@ -15,7 +15,7 @@ from voxarena.orchestrator.calibration_plots import (
     reliability_bins,
     tippett_curve,
 )
-from voxarena.orchestrator.metrics import DETECTION_COLUMNS, detection_rows
+from voxarena.orchestrator.metrics_detection import DETECTION_COLUMNS, detection_rows
 from voxarena.scorers.service import ScorerServicer
 
 
