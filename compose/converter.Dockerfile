@@ -23,7 +23,7 @@ RUN pip install -c /opt/convert/constraints.txt --find-links ${WHEELHOUSE_URL} -
 ARG DEPS_DIGEST=unset
 RUN pip install -c /opt/convert/constraints.txt --find-links ${WHEELHOUSE_URL} voxarena
 ARG SOURCE_DIGEST=unset
-RUN pip install --find-links ${WHEELHOUSE_URL} --no-deps --force-reinstall voxarena
+RUN pip install --find-links ${WHEELHOUSE_URL} --no-deps --force-reinstall voxarena voxarena-sdk
 # The check clips (LibriSpeech, sha256-verified) come over HTTP from the build host and are not kept.
 ARG SPEECH_URL=http://127.0.0.1:8765/speech/
 RUN python -m voxarena.convert --out /opt/voxarena/models --speech-url ${SPEECH_URL}

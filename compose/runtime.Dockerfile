@@ -13,10 +13,14 @@ ENV PATH=/opt/venv/bin:$PATH \
     HOME=/tmp NUMBA_CACHE_DIR=/tmp/numba HF_HOME=/tmp/hf \
     OMP_WAIT_POLICY=PASSIVE KMP_BLOCKTIME=0 \
     PIP_NO_INDEX=1 PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
+# The third-party core dependencies of both distributions (voxarena and the voxarena-sdk it depends on);
+# the project's own code comes later, in each service image.
 COPY pyproject.toml /tmp/pyproject.toml
+COPY sdk/pyproject.toml /tmp/sdk-pyproject.toml
 ARG WHEELHOUSE_URL=http://127.0.0.1:8765/
-RUN python -c "import tomllib; print('\n'.join(tomllib.load(open('/tmp/pyproject.toml', 'rb'))['project']['dependencies']))" \
-      > /tmp/core.txt \
- && pip install --find-links ${WHEELHOUSE_URL} -r /tmp/core.txt && rm /tmp/core.txt /tmp/pyproject.toml
+RUN python -c "import tomllib; deps = [d for f in ('/tmp/pyproject.toml', '/tmp/sdk-pyproject.toml') \
+      for d in tomllib.load(open(f, 'rb'))['project']['dependencies'] if not d.startswith('voxarena-sdk')]; \
+      print('\n'.join(deps))" > /tmp/core.txt \
+ && pip install --find-links ${WHEELHOUSE_URL} -r /tmp/core.txt && rm /tmp/core.txt /tmp/pyproject.toml /tmp/sdk-pyproject.toml
 WORKDIR /tmp
 EXPOSE 50051

@@ -20,6 +20,6 @@ ARG EXTRA
 RUN pip install --find-links ${WHEELHOUSE_URL} "voxarena[${EXTRA}]"
 # The project's own code last, so a code change rebuilds only this layer.
 ARG SOURCE_DIGEST=unset
-RUN pip install --find-links ${WHEELHOUSE_URL} --no-deps --force-reinstall voxarena
+RUN pip install --find-links ${WHEELHOUSE_URL} --no-deps --force-reinstall voxarena voxarena-sdk
 USER voxarena
 HEALTHCHECK --interval=5s --timeout=5s --start-period=60s --retries=3 CMD ["python", "-m", "voxarena.sdk.healthcheck"]

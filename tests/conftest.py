@@ -178,3 +178,29 @@ def read_csv() -> Callable[[Path], list[dict]]:
 def run_arena() -> Callable[..., dict]:
     """``run_arena(config, out, **Arena kwargs) -> run record``: one run in local mode, no progress bars."""
     return _run_arena
+
+
+# ------------------------------------------------------------------------------------ voxarena-sdk
+def _build_sdk_wheel(out: Path) -> Path:
+    """voxarena-sdk's wheel (what ``make sdk`` builds), from a copy of sdk/ so the checkout gets no build
+    directory; with this venv's setuptools, no package index."""
+    import shutil
+    import subprocess
+    import sys
+
+    source = out / "sdk-source"
+    shutil.copytree(REPO / "sdk", source, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(out), str(source)],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    (wheel,) = out.glob("voxarena_sdk-*-py3-none-any.whl")
+    return wheel
+
+
+@pytest.fixture(scope="session")
+def sdk_wheel(tmp_path_factory) -> Path:
+    """``build/sdk/voxarena_sdk-<version>-py3-none-any.whl`` as ``make sdk`` makes it, in a temporary directory."""
+    return _build_sdk_wheel(tmp_path_factory.mktemp("sdk-wheel"))

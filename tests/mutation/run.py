@@ -80,7 +80,7 @@ TARGETS = [
     Target("channel", ("voxarena/orchestrator/channel.py",), ("tests/orchestrator/test_channel.py",)),
     Target(
         "sdk",
-        ("voxarena/sdk/errors.py", "voxarena/sdk/server.py"),
+        ("sdk/src/voxarena/sdk/errors.py", "sdk/src/voxarena/sdk/server.py"),
         ("tests/services/test_sdk_server.py",),
         only=(
             "GetInfo",

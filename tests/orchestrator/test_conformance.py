@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import soundfile as sf
 
-from voxarena.orchestrator.conformance import STILL_SERVING, run_conformance
+from voxarena.conformance import STILL_SERVING, run_conformance
 from voxarena.orchestrator.local_services import LocalService
 from voxarena.sdk import create_model_server
 from voxarena.services.testing import raw_faulty_services

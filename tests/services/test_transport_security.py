@@ -131,7 +131,7 @@ def test_service_entry_point_serves_tls_and_its_healthcheck_speaks_it(certs, tmp
     import os
     import sys
 
-    from voxarena import PORT_ANNOUNCEMENT
+    from voxarena.lifecycle import PORT_ANNOUNCEMENT
 
     d = certs["dir"]
     env = {

@@ -158,7 +158,8 @@ def test_make_wheelhouse_builds_the_images_extras():
         text=True,
         check=True,
     ).stdout
-    (extras,) = re.findall(r'pip wheel -q -w build/wheelhouse "\.\[([^\]]+)\]"', out)
+    # voxarena-sdk from this checkout in the same command, never from an index
+    (extras,) = re.findall(r'pip wheel -q -w build/wheelhouse \./sdk "\.\[([^\]]+)\]"', out)
     assert extras.split(",") == image_extras()
     assert set(image_extras()) == {s.extra for s in SERVICES if s.extra and s.compose_profile != "torch"}
 

@@ -349,7 +349,7 @@ def conformance(
     from voxarena.codec import AudioFormatError
     from voxarena.transport import ClientSecurity, TransportConfigError
 
-    from .conformance import probes_from_file, run_conformance
+    from ..conformance import probes_from_file, run_conformance
 
     try:
         security = ClientSecurity.from_settings(

@@ -16,9 +16,8 @@ import threading
 import time
 from pathlib import Path
 
-from voxarena import PORT_ANNOUNCEMENT
 from voxarena.catalogue import local_modules
-from voxarena.lifecycle import PARENT_ENV
+from voxarena.lifecycle import PARENT_ENV, PORT_ANNOUNCEMENT
 
 from .clients import ServiceStartError, wait_for_serving
 

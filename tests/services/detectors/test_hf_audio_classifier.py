@@ -172,7 +172,7 @@ def test_calibration_option_serves_llrs(checkpoint, speech_dir):
 
 
 def test_conforms_to_the_contract(checkpoint, tmp_path):
-    from voxarena.orchestrator.conformance import run_conformance
+    from voxarena.conformance import run_conformance
     from voxarena.orchestrator.local_services import LocalService
 
     svc = LocalService("hf-audio-classifier", None, tmp_path / "hf.log", ["--model-dir", str(checkpoint)])

@@ -23,8 +23,8 @@ from google.protobuf import timestamp_pb2
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-from voxarena import PORT_ANNOUNCEMENT
 from voxarena.codec import AudioClip, AudioFormatError, decode_audio, encode_audio
+from voxarena.lifecycle import PORT_ANNOUNCEMENT
 from voxarena.v1 import common_pb2, detector_pb2, detector_pb2_grpc, generator_pb2, generator_pb2_grpc
 
 RATE = 16000

@@ -29,8 +29,8 @@ import grpc
 from voxarena.codec import AudioClip, encode_audio
 from voxarena.v1 import common_pb2, detector_pb2, detector_pb2_grpc
 
-from .conformance import CONCURRENT, OVERSIZE_BYTES, Session, close, describe_audio, describe_error, summarise
-from .conformance_generator import UNKNOWN_OPTION, bad_audio
+from .generator import UNKNOWN_OPTION, bad_audio
+from .session import CONCURRENT, OVERSIZE_BYTES, Session, close, describe_audio, describe_error, summarise
 
 BATCH_BUDGET_BYTES = 48 * 1024 * 1024  # the max_batch_size batch stays under the SDK's 64 MiB message limit
 REL_TOLERANCE = 1e-6
@@ -55,10 +55,13 @@ class DetectorChecks:
         self.clips = [encode_audio(c) for c in (a, b, third)]
 
     def score(self, req: detector_pb2.ScoreRequest) -> detector_pb2.ScoreResponse:
-        return self.stub.Score(req, timeout=self.s.timeout)
+        response: detector_pb2.ScoreResponse = self.stub.Score(req, timeout=self.s.timeout)
+        return response
 
     def batch(self, items: list[detector_pb2.ScoreRequest]) -> detector_pb2.ScoreBatchResponse:
-        return self.stub.ScoreBatch(detector_pb2.ScoreBatchRequest(items=items), timeout=self.s.timeout)
+        request = detector_pb2.ScoreBatchRequest(items=items)
+        response: detector_pb2.ScoreBatchResponse = self.stub.ScoreBatch(request, timeout=self.s.timeout)
+        return response
 
     def run(self) -> None:
         s = self.s

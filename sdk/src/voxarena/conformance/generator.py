@@ -28,7 +28,6 @@ voice where one is named):
 
 from __future__ import annotations
 
-from concurrent.futures import Future
 from typing import Any
 
 import grpc
@@ -38,7 +37,7 @@ from voxarena.codec import AudioClip, AudioFormatError, decode_audio, encode_aud
 from voxarena.tasks import task_inputs
 from voxarena.v1 import common_pb2, generator_pb2, generator_pb2_grpc
 
-from .conformance import (
+from .session import (
     CONCURRENT,
     OVERSIZE_BYTES,
     Session,
@@ -141,7 +140,8 @@ class GeneratorChecks:
         return generator_pb2.SynthesizeRequest(**base)
 
     def synthesize(self, req: generator_pb2.SynthesizeRequest) -> generator_pb2.SynthesizeResponse:
-        return self.stub.Synthesize(req, timeout=self.s.timeout)
+        response: generator_pb2.SynthesizeResponse = self.stub.Synthesize(req, timeout=self.s.timeout)
+        return response
 
     # -- the whole run --------------------------------------------------------------------------
     def run(self) -> None:
@@ -355,7 +355,7 @@ class GeneratorChecks:
             r.CopyFrom(pair[i % 2])
             r.request_id = f"conformance-concurrent-{i}"
             requests.append(r)
-        futures: list[Future] = [self.stub.Synthesize.future(r, timeout=self.s.timeout) for r in requests]
+        futures: list[grpc.Future] = [self.stub.Synthesize.future(r, timeout=self.s.timeout) for r in requests]
         problems = []
         rate, _ = self.declared_rate(pair[0])
         for i, (r, f) in enumerate(zip(requests, futures)):

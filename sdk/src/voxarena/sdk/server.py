@@ -26,9 +26,8 @@ from google.protobuf import timestamp_pb2
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-from voxarena import PORT_ANNOUNCEMENT
 from voxarena.codec import AudioClip, AudioFormatError, decode_audio, encode_audio
-from voxarena.lifecycle import die_with_parent
+from voxarena.lifecycle import PORT_ANNOUNCEMENT, die_with_parent
 from voxarena.tasks import task_inputs
 from voxarena.transport import DEFAULT_TOKEN_ENV, ENV_CERT, ENV_CLIENT_CA, ENV_KEY, ServerSecurity, TransportConfigError
 from voxarena.v1 import common_pb2, detector_pb2, detector_pb2_grpc, generator_pb2, generator_pb2_grpc

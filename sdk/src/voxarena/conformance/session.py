@@ -1,4 +1,5 @@
-"""``orchestrator conformance ADDRESS``: check any running service against the VoxArena contract.
+"""Check any running service against the VoxArena contract (``voxarena-conformance ADDRESS``, or
+``orchestrator conformance ADDRESS``).
 
 For a vendor's black box as much as for our own services: it talks gRPC only, and every check
 follows from what ``proto/voxarena/v1`` promises. The role (generator, detector or scorer) comes
@@ -8,9 +9,9 @@ and what came back, so a failure reads "sent TTS voice='x' text='...' seed=7; go
 22050 Hz".
 
 This module holds the session (channel, check list, health probe, error-path helper), the common
-checks (health, reflection, GetInfo fields, timing) and the scorer's; ``conformance_generator`` and
-``conformance_detector`` hold the role checks. Everything here imports only the contract
-(``voxarena``), never the orchestrator's pipeline, so a vendor can run it alone.
+checks (health, reflection, GetInfo fields, timing) and the scorer's; ``generator`` and ``detector``
+hold the role checks. Everything here imports only the contract side (voxarena-sdk), never the
+orchestrator, so a vendor runs it with nothing else installed.
 """
 
 from __future__ import annotations
@@ -163,7 +164,8 @@ class Session:
             )
         except grpc.RpcError as e:
             return f"health Check failed with {code_of(e).name}"
-        return health_pb2.HealthCheckResponse.ServingStatus.Name(resp.status)
+        status: str = health_pb2.HealthCheckResponse.ServingStatus.Name(resp.status)
+        return status
 
     def expect_error(
         self, name: str, call: Callable[[], object], sent: str, codes: tuple[grpc.StatusCode, ...]
@@ -348,8 +350,8 @@ class Conformance:
         self.session = Session(address, channel, timeout, probes or default_probes())
 
     def run(self) -> list[Check]:
-        from .conformance_detector import check_detector
-        from .conformance_generator import check_generator
+        from .detector import check_detector
+        from .generator import check_generator
 
         s = self.session
         try:
