@@ -16,7 +16,7 @@ import numpy as np
 from voxarena.codec import AudioClip, AudioFormatError, decode_audio
 from voxarena.lifecycle import die_with_parent
 from voxarena.sdk.errors import InvalidArgument, NotReady
-from voxarena.sdk.server import _Stopwatch, add_service_arguments, create_server, run_until_signalled, server_security
+from voxarena.sdk.server import Stopwatch, add_service_arguments, create_server, run_until_signalled, server_security
 from voxarena.stats import composite, detection, i2d
 from voxarena.stats.bootstrap import cluster_intervals
 from voxarena.v1 import common_pb2, scorer_pb2, scorer_pb2_grpc
@@ -128,7 +128,7 @@ class ScorerServicer(scorer_pb2_grpc.ScorerServiceServicer):
         if not self.ready:
             raise NotReady("scorer is still loading")
         out = []
-        with _Stopwatch("measure") as sw:
+        with Stopwatch("measure") as sw:
             for item in request.items:
                 if not item.request_id:
                     raise InvalidArgument("a clip has an empty request_id")

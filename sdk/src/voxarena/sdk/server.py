@@ -49,13 +49,16 @@ def _timestamp(t: float) -> timestamp_pb2.Timestamp:
     return ts
 
 
-class _Stopwatch:
-    """Times a native call: wall (monotonic), start/end timestamps, process CPU seconds."""
+class Stopwatch:
+    """Times a native call: wall (monotonic), start/end timestamps, process CPU seconds.
+
+    ``with Stopwatch(scope) as sw: ...`` then ``sw.to_proto()`` is the ``voxarena.v1.Timing`` of a
+    response; public for servicers that fill timings without the model base classes (the scorer)."""
 
     def __init__(self, scope: str) -> None:
         self.scope = scope
 
-    def __enter__(self) -> _Stopwatch:
+    def __enter__(self) -> Stopwatch:
         self._start, self._t0, self._cpu0 = time.time(), time.perf_counter(), time.process_time()
         return self
 
@@ -187,7 +190,7 @@ class GeneratorServicer(_ModelServicer, generator_pb2_grpc.GeneratorServiceServi
     ) -> generator_pb2.SynthesizeResponse:
         self._require_ready()
         req = self._to_request(request)
-        with _Stopwatch(self.model.timing_scope) as sw:
+        with Stopwatch(self.model.timing_scope) as sw:
             result = self.model.synthesize(req)
         return generator_pb2.SynthesizeResponse(
             request_id=request.request_id,
@@ -226,7 +229,7 @@ class DetectorServicer(_ModelServicer, detector_pb2_grpc.DetectorServiceServicer
     def Score(self, request: detector_pb2.ScoreRequest, context: grpc.ServicerContext) -> detector_pb2.ScoreResponse:
         self._require_ready()
         clip = self._clip(request)
-        with _Stopwatch(self.model.timing_scope) as sw:
+        with Stopwatch(self.model.timing_scope) as sw:
             (score,) = self.model.llr_scores([clip])
         return detector_pb2.ScoreResponse(
             request_id=request.request_id, score=float(score), is_llr=self.model.serves_llr, timing=sw.to_proto()
@@ -252,7 +255,7 @@ class DetectorServicer(_ModelServicer, detector_pb2_grpc.DetectorServiceServicer
                         error=detector_pb2.ItemError(code=e.code.value[0], message=f"{item.request_id}: {e}"),
                     )
                 )
-        with _Stopwatch(m.timing_scope) as sw:
+        with Stopwatch(m.timing_scope) as sw:
             scores = m.llr_scores([clip for _, clip in good]) if good else []
         per_clip = sw.wall / max(len(good), 1)
         for (index, _), score in zip(good, scores):
