@@ -13,7 +13,8 @@ import yaml
 
 from voxarena.codec import read_audio_file, resample
 from voxarena.orchestrator.config import ConfigError, load_config
-from voxarena.orchestrator.manifest import DatasetError, read_asvspoof_protocol
+from voxarena.orchestrator.importers import read_asvspoof_protocol
+from voxarena.orchestrator.manifest import DatasetError
 from voxarena.orchestrator.pipeline import Arena
 from voxarena.orchestrator.report import build_report
 from voxarena.orchestrator.status import run_status

@@ -13,7 +13,8 @@ import soundfile as sf
 import yaml
 
 from voxarena.orchestrator.config import ConfigError, DatasetConfig, load_config
-from voxarena.orchestrator.manifest import DatasetError, build_manifest
+from voxarena.orchestrator.importers import build_manifest
+from voxarena.orchestrator.manifest import DatasetError
 from voxarena.orchestrator.pipeline import Arena
 
 

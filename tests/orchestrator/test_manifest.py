@@ -5,7 +5,8 @@ import hashlib
 import pytest
 
 from voxarena.orchestrator.config import DatasetConfig
-from voxarena.orchestrator.manifest import DatasetError, ManifestSet, build_librispeech_manifest
+from voxarena.orchestrator.importers import build_librispeech_manifest
+from voxarena.orchestrator.manifest import DatasetError, ManifestSet
 
 
 def test_manifest_from_shared_data(speech_dir, tmp_path):

@@ -18,14 +18,8 @@ import pytest
 import soundfile as sf
 
 from voxarena.orchestrator.config import DatasetConfig
-from voxarena.orchestrator.manifest import (
-    DatasetError,
-    ManifestItem,
-    ManifestSet,
-    build_manifest,
-    corpus_attack,
-    read_asvspoof_protocol,
-)
+from voxarena.orchestrator.importers import build_manifest, read_asvspoof_protocol
+from voxarena.orchestrator.manifest import DatasetError, ManifestItem, ManifestSet, corpus_attack
 
 RATE = 16000
 

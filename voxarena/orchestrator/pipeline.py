@@ -24,7 +24,8 @@ from .config import RunConfig, config_differences, protocol_view
 from .dispatch import Dispatcher, RunProgress
 from .fleet import RunError, ServiceFleet
 from .fusion import FusionError, calibration_items, evaluation_store, fuse, fused_infos, split_record
-from .manifest import ManifestSet, build_manifest
+from .importers import build_manifest
+from .manifest import ManifestSet
 from .metrics import write_metrics
 from .plan import Plan
 from .run_store import RunStore
