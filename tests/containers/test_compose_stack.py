@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -21,13 +22,12 @@ pytestmark = [pytest.mark.container, pytest.mark.slow]
 REPO = Path(__file__).resolve().parents[2]
 COMPOSE = shutil.which("docker-compose") and ["docker-compose"] or ["docker", "compose"]
 PROJECT = "voxarena-test"
+SERVICE_UID = 10001  # the images' unprivileged user, and the orchestrator's default in docker-compose.yml
 
 
 def compose(
     *args: str, env: dict | None = None, timeout: float = 900, check: bool = True
 ) -> subprocess.CompletedProcess:
-    import os
-
     full_env = {**os.environ, **(env or {})}
     out = subprocess.run(
         [*COMPOSE, "-p", PROJECT, *args], cwd=REPO, capture_output=True, text=True, timeout=timeout, env=full_env
@@ -46,7 +46,8 @@ def reference_services() -> list[str]:
 def stack(speech_dir):
     if shutil.which("docker") is None:
         pytest.fail("docker is not installed: container tests need Docker and the images (make images)")
-    env = {"VOXARENA_SPEECH": str(speech_dir), "VOXARENA_UID": "0", "VOXARENA_GID": "0"}
+    # The orchestrator runs as the compose file's default user (unprivileged): no VOXARENA_UID here.
+    env = {"VOXARENA_SPEECH": str(speech_dir)}
     compose("up", "-d", env=env)
     try:
         deadline = time.monotonic() + 600
@@ -92,6 +93,8 @@ def _csv(path: Path) -> list[dict]:
 def test_compose_run_matches_local_run(stack, tmp_path):
     name = f"compose-smoke-{int(time.time())}"
     in_stack = REPO / "runs" / name
+    in_stack.mkdir(parents=True)
+    os.chown(in_stack, SERVICE_UID, SERVICE_UID)  # the unprivileged orchestrator writes only here
     try:
         out = compose(
             "run",
@@ -125,7 +128,7 @@ def test_compose_run_matches_local_run(stack, tmp_path):
             capture_output=True,
             text=True,
             timeout=1800,
-            env={**__import__("os").environ, "VOXARENA_SPEECH": stack["VOXARENA_SPEECH"]},
+            env={**os.environ, "VOXARENA_SPEECH": stack["VOXARENA_SPEECH"]},
         )
         assert done.returncode == 0, done.stderr[-3000:]
         record = json.loads((in_stack / "run.json").read_text())
@@ -143,3 +146,58 @@ def test_compose_run_matches_local_run(stack, tmp_path):
             ], table
     finally:
         shutil.rmtree(in_stack, ignore_errors=True)
+
+
+# Run inside each container: who it runs as, its effective capabilities, whether it can write its root
+# and whether it can open a connection outside the stack's internal network (a public resolver).
+PROBE = """
+import os, socket
+caps = next(line.split()[1] for line in open("/proc/self/status") if line.startswith("CapEff:"))
+try:
+    open("/probe", "w").close(); root_writable = True
+except OSError:
+    root_writable = False
+try:
+    socket.create_connection(("1.1.1.1", 53), timeout=3).close(); egress = True
+except OSError:
+    egress = False
+print(os.getuid(), os.getgid(), int(caps, 16), root_writable, egress)
+"""
+
+
+def _inspect(cid: str) -> dict:
+    out = subprocess.run(["docker", "inspect", cid], capture_output=True, text=True, check=True)
+    return json.loads(out.stdout)[0]
+
+
+def _assert_hardened(name: str, host: dict, probe: str) -> None:
+    assert host["ReadonlyRootfs"] is True, name
+    assert host["CapDrop"] == ["ALL"] and not host["CapAdd"], name
+    assert "no-new-privileges:true" in host["SecurityOpt"], name
+    assert host["PidsLimit"] and host["PidsLimit"] > 0, name
+    assert host["Memory"] > 0 and host["NanoCpus"] > 0, name
+    uid, gid, caps, root_writable, egress = probe.split()
+    assert (int(uid), int(gid)) == (SERVICE_UID, SERVICE_UID), f"{name} runs as {uid}:{gid}"
+    assert int(caps) == 0, f"{name} has effective capabilities {caps}"
+    assert root_writable == "False", f"{name} can write its root file system"
+    assert egress == "False", f"{name} reaches outside its network"
+
+
+def test_every_container_is_hardened(stack):
+    """Each running service and the orchestrator: unprivileged user, no capabilities, no privilege gain,
+    read-only root, limits, and no route out of the internal network."""
+    for name in reference_services():
+        cid = compose("ps", "-q", name, env=stack).stdout.strip()
+        probe = subprocess.run(["docker", "exec", cid, "python", "-c", PROBE], capture_output=True, text=True)
+        assert probe.returncode == 0, f"{name}: {probe.stderr[-2000:]}"
+        _assert_hardened(name, _inspect(cid)["HostConfig"], probe.stdout)
+    container = f"{PROJECT}-hardening-probe"
+    out = compose(
+        "run", "-d", "--name", container, "--entrypoint", "sleep", "orchestrator", "120", env=stack, check=True
+    )
+    try:
+        probe = subprocess.run(["docker", "exec", container, "python", "-c", PROBE], capture_output=True, text=True)
+        assert probe.returncode == 0, probe.stderr[-2000:] + out.stdout
+        _assert_hardened("orchestrator", _inspect(container)["HostConfig"], probe.stdout)
+    finally:
+        subprocess.run(["docker", "rm", "-f", container], capture_output=True)
