@@ -108,7 +108,7 @@ TARGETS = [
     Target("validation", ("voxarena/orchestrator/validation.py",), ("tests/orchestrator/test_validation.py",)),
     Target(
         "manifest",
-        ("voxarena/orchestrator/manifest.py",),
+        ("voxarena/orchestrator/manifest.py", "voxarena/orchestrator/importers.py"),
         (
             "tests/orchestrator/test_manifest_identity.py",
             "tests/orchestrator/test_manifest.py",
@@ -117,7 +117,7 @@ TARGETS = [
             "tests/orchestrator/test_importers.py::test_table_errors_name_the_row",
             "tests/orchestrator/test_asvspoof.py::test_the_three_protocol_layouts",
         ),
-        note="manifests, hashes and item seeds: every importer, all of the module",
+        note="manifests, hashes and item seeds: the frozen manifest and every importer, all of both modules",
     ),
     Target(
         "protocol",

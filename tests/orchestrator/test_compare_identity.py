@@ -98,6 +98,7 @@ def test_the_same_protocol_is_comparable(tmp_path):
 def test_each_part_of_the_identity_is_a_named_difference(tmp_path, changes, difference):
     a, b = run(tmp_path, "a"), run(tmp_path, "b", changes)
     assert protocol_differences(a, b) == [difference]
+    assert len(protocol_differences(b, a)) == 1  # either way round
     with pytest.raises(IncomparableRuns) as e:
         check_comparable(a, b)
     assert e.value.differences == [difference] and str(e.value) == difference

@@ -196,6 +196,27 @@ def test_prompts_run_out_with_a_named_error(table, tmp_path):
         build_manifest(DatasetConfig(kind="table", root=str(table), prompts=str(tmp_path / "nope.txt")), 0)
 
 
+def test_each_item_without_text_takes_the_next_prompt(tmp_path):
+    path = tmp_path / "t.jsonl"
+    path.write_text(
+        "".join(
+            json.dumps({"id": i, "audio": str(write_audio(tmp_path / f"{i}.wav", 800)), "speaker": "s"}) + "\n"
+            for i in ("a", "b", "c")
+        )
+    )
+    (tmp_path / "p.txt").write_text("p1 ONE\np2 TWO\np3 THREE\np4 FOUR\n")
+    ds = DatasetConfig(kind="table", root=str(path), prompts=str(tmp_path / "p.txt"), prompt_offset=1)
+    assert [(i.text, i.text_source) for i in build_manifest(ds, 0)] == [
+        ("TWO", "prompt"),
+        ("THREE", "prompt"),
+        ("FOUR", "prompt"),
+    ]
+    with pytest.raises(DatasetError, match=r"^c: ran out of prompts \(4 in .*p.txt\)$"):
+        build_manifest(ds.model_copy(update={"prompt_offset": 2}), 0)
+    with pytest.raises(DatasetError, match=r"^a: ran out of prompts \(4 in .*p.txt\)$"):  # past the end already
+        build_manifest(ds.model_copy(update={"prompt_offset": 9}), 0)
+
+
 def test_a_jsonl_table_with_absolute_paths_typed_labels_and_blank_lines(tmp_path):
     a = write_audio(tmp_path / "x" / "one.wav", 3200, rate=8000)
     b = write_audio(tmp_path / "two.flac", 2400, rate=24000)
@@ -348,6 +369,8 @@ def test_a_librispeech_tree_item_by_item(librispeech, tmp_path):
     # prompt_offset 1: p3, p4, then none left for the third item without a transcript.
     with pytest.raises(DatasetError, match=r"^84-200-0000: ran out of prompts \(3 in .*prompts.txt, offset 1\)$"):
         build_manifest(ds.model_copy(update={"prompt_offset": 1}), 7)
+    with pytest.raises(DatasetError, match=r"^19-198-0002: ran out of prompts \(3 in .*prompts.txt, offset 7\)$"):
+        build_manifest(ds.model_copy(update={"prompt_offset": 7}), 7)
     # Without prompts, an utterance without transcript has no text.
     bare = build_manifest(ds.model_copy(update={"prompts": None}), 0)
     assert [(i.text, i.text_source) for i in bare][2] == ("", "none")
@@ -364,6 +387,8 @@ def test_librispeech_limits_and_a_speakers_file(librispeech, tmp_path):
         ("84-121-0000", 2, 2, "F"),
         ("84-121-0001", 3, 3, "F"),
     ]
+    one = build_manifest(ds.model_copy(update={"max_per_speaker": 1}), 0)
+    assert [(i.id, i.index, i.seed) for i in one] == [("19-198-0000", 0, 0), ("84-121-0000", 1, 1)]
     three = build_manifest(ds.model_copy(update={"max_items": 3, "max_per_speaker": None}), 0)
     assert [i.id for i in three] == ["19-198-0000", "19-198-0001", "19-198-0002"]
     unknown = build_manifest(ds.model_copy(update={"speakers_file": str(tmp_path / "none.txt")}), 0)
@@ -390,7 +415,7 @@ def test_a_vctk_080_tree_with_numeric_speaker_ids(tmp_path):
         write_audio(root / "wav48" / spk / f"{spk}_{n}.wav", frames)
     (root / "txt" / "p225").mkdir(parents=True)
     (root / "txt" / "p225" / "p225_001.txt").write_text("  Please call Stella.\n")
-    (root / "speaker_info.txt").write_text("ID AGE GENDER ACCENTS\n225 23 F English\n226 22\n")
+    (root / "speaker_info.txt").write_text("ID AGE GENDER ACCENTS\n225 23 F English\n226 22 M\n")
     m = build_manifest(DatasetConfig(kind="vctk", root=str(root)), 50)
     assert as_dicts(m) == [
         expected_item(
@@ -424,7 +449,7 @@ def test_a_vctk_080_tree_with_numeric_speaker_ids(tmp_path):
             [
                 ("p225", "p225_001", 1600, "Please call Stella.", {"sex": "F", "age": "23", "accent": "English"}),
                 ("p225", "p225_002", 3200, "", {"sex": "F", "age": "23", "accent": "English"}),
-                ("p226", "p226_001", 4800, "", {}),  # its speaker-info line is short: no labels
+                ("p226", "p226_001", 4800, "", {}),  # its speaker-info line has no accent: no labels
             ]
         )
     ]
@@ -523,3 +548,13 @@ def test_asvspoof_refusals(asvspoof, tmp_path):
         read_asvspoof_protocol(tmp_path / "none.txt")
     with pytest.raises(DatasetError, match=r"dataset root .* is not a directory"):
         build_manifest(DatasetConfig(kind="asvspoof", root=str(tmp_path / "no"), protocol=str(protocol)), 0)
+
+
+def test_2019_pa_lines_keep_their_environment_bona_fide_included(tmp_path):
+    protocol = tmp_path / "ASVspoof2019.PA.cm.eval.trl.txt"
+    protocol.write_text("PA_0079 PA_E_1 aaa AA spoof\nPA_0079 PA_E_2 abc - bonafide\nLA_0001 LA_E_3 - - bonafide\n")
+    assert [r["labels"] for r in read_asvspoof_protocol(protocol)] == [
+        {"key": "spoof", "attack": "AA", "environment": "aaa"},
+        {"key": "bonafide", "environment": "abc"},
+        {"key": "bonafide"},
+    ]
