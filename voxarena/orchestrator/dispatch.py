@@ -18,12 +18,13 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 
 from voxarena.v1 import detector_pb2
 
+from .clips import Clip
 from .config import RunConfig
 from .failures import settled
 from .fleet import ServiceFleet
 from .plan import Plan
 from .run_store import RunStore, detection_id, iteration_of
-from .stages import Clip, Detect, Generate, Measure
+from .stages import Detect, Generate, Measure
 
 
 class RunProgress:

@@ -5,6 +5,9 @@
 - ``Detect``: a batch of clips, one detector, one condition -> detections rows.
 - ``Measure``: a batch of generated clips -> the scorer's raw measurements rows.
 
+The clips they pass along (``clips.Clip``) are read through ``clips.read_clip``, which checks each
+file against its recorded sha256.
+
 A response is validated before anything is stored, and every failure becomes a row with its reason
 (``failures.failed_row``); the run goes on. Audio is appended to the store before the row that
 points to it, so a run killed at any moment resumes to the same results.
@@ -12,106 +15,29 @@ points to it, so a run killed at any moment resumes to the same results.
 
 from __future__ import annotations
 
-import functools
-import hashlib
-import io
 import threading
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from google.protobuf import json_format
 
-from voxarena.codec import AudioClip, AudioFormatError, clip_to_wav_bytes, encode_audio, read_audio_file
+from voxarena.codec import AudioClip, AudioFormatError, clip_to_wav_bytes, encode_audio
 from voxarena.tasks import task_inputs
 from voxarena.v1 import detector_pb2, generator_pb2, scorer_pb2
 
 from .channel import ChannelError, apply_condition, condition_seed
 from .clients import CallFailed
+from .clips import Clip, item_audio, read_clip
 from .config import ChannelStep, ProtocolConfig
 from .failures import Failure, call_failed_row, failed_row, item_error_row, settled
 from .fleet import Service, ServiceFleet
-from .manifest import ManifestItem, corpus_attack, is_corpus_spoof
+from .manifest import ManifestItem
 from .plan import GenerationJob
-from .run_store import CLEAN, RunStore, detection_id, iteration_of
+from .run_store import CLEAN, RunStore, detection_id
 from .validation import ResponseInvalid, validate_generation, validate_score
-
-
-@functools.lru_cache(maxsize=256)
-def _verified_clip(path: str, sha: str) -> AudioClip:
-    """One read per file: hashed and decoded from the same bytes. Bona fide clips are sent to every
-    detector and, as references, with every generator's clip to the scorer: they are read once."""
-    data = Path(path).read_bytes()
-    if hashlib.sha256(data).hexdigest() != sha:
-        raise AudioFormatError(f"{path} no longer matches its recorded sha256")
-    return read_audio_file(io.BytesIO(data), path)
-
-
-def read_clip(path: Path, sha: str, what: str) -> AudioClip:
-    """The audio at ``path``, refused (naming ``what``) unless its bytes still hash to ``sha``."""
-    try:
-        return _verified_clip(str(path), sha)
-    except AudioFormatError as e:
-        raise AudioFormatError(f"{what}: {e}") from None
 
 
 class MissingInput(ValueError):
     """The item lacks an input its task needs (e.g. no text for TTS)."""
-
-
-@dataclass
-class Clip:
-    """A clip that detectors and the scorer consume: bona fide (an item) or generated (a generation row)."""
-
-    id: str
-    kind: str  # "bonafide" or "spoof"
-    generator: str
-    task: str
-    item: ManifestItem
-    path: Path
-    sha256: str
-    gen_row: dict[str, Any] | None = None
-
-    @property
-    def iteration(self) -> int:
-        return iteration_of(self.gen_row or {})
-
-    def generation(self) -> dict[str, Any]:
-        """The generations row of a generated clip."""
-        if self.gen_row is None:
-            raise ValueError(f"{self.id}: a corpus clip ({self.kind}) has no generations row")
-        return self.gen_row
-
-    @classmethod
-    def of_item(cls, item: ManifestItem) -> Clip:
-        """A corpus clip: bona fide, or a spoof where its key says so (ASVspoof: per attack id)."""
-        spoof = is_corpus_spoof(item)
-        return cls(
-            id=item.id,
-            kind="spoof" if spoof else "bonafide",
-            generator=corpus_attack(item) if spoof else "bonafide",
-            task="",
-            item=item,
-            path=Path(item.audio_path),
-            sha256=item.audio_sha256,
-        )
-
-    @classmethod
-    def of_generation(cls, row: dict, item: ManifestItem, run_dir: Path) -> Clip:
-        return cls(
-            id=row["id"],
-            kind="spoof",
-            generator=row["generator"],
-            task=row["task"],
-            item=item,
-            path=run_dir / row["audio"],
-            sha256=row["audio_sha256"],
-            gen_row=row,
-        )
-
-
-def _item_audio(item: ManifestItem) -> AudioClip:
-    return read_clip(Path(item.audio_path), item.audio_sha256, item.id)
 
 
 class Generate:
@@ -157,12 +83,12 @@ class Generate:
             if previous is not None:
                 reference = read_clip(self.store.dir / previous["audio"], previous["audio_sha256"], previous["id"])
             else:
-                reference = _item_audio(job.reference)
+                reference = item_audio(job.reference)
             req.reference_audio.CopyFrom(encode_audio(reference))
         if needs.reference_text:
             req.reference_text = item.text if previous is not None else job.reference.text
         if needs.source:
-            req.source_audio.CopyFrom(encode_audio(_item_audio(item)))
+            req.source_audio.CopyFrom(encode_audio(item_audio(item)))
             # The words the clip should say, for WER: known for a transcript, not for a prompt.
             row["text"] = item.text if item.text_source == "transcript" else ""
         return req
@@ -341,13 +267,13 @@ class Measure:
             metrics=self.metrics,
             text=g.get("text", ""),
             audio=encode_audio(read_clip(c.path, c.sha256, c.id)),
-            speaker_reference=encode_audio(_item_audio(ref)),
+            speaker_reference=encode_audio(item_audio(ref)),
         )
         # An aligned reference: the source of a reconstruction/conversion, or the original
         # recording of the very words a TTS clip says (transcripts, not prompts).
         from_source = task_inputs(c.task).source
         if from_source or (c.task == "TTS" and c.item.text_source == "transcript"):
-            req.source_reference.CopyFrom(encode_audio(_item_audio(c.item)))
+            req.source_reference.CopyFrom(encode_audio(item_audio(c.item)))
             req.reference_aligned = from_source
         json_format.ParseDict(g["timing"], req.generation_timing)
         return req
