@@ -196,3 +196,5 @@ def test_a_changed_model_is_refused_naming_the_key(fleet, previous, key, old, ne
         RunError, match=re.escape(f"gen: {key} changed since this run started ({old!r} -> {new!r}); results would mix")
     ):
         fleet.check_unchanged({"services": {"gen": previous}})
+    with pytest.raises(RunError, match=f"gen: {key} changed"):  # after a service no longer in the config
+        fleet.check_unchanged({"services": {"retired": record(), "gen": previous}})
