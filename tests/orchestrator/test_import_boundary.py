@@ -60,7 +60,7 @@ def test_the_check_sees_every_form_of_import(source):
     "source",
     [
         "from voxarena.stats import detection",
-        "from .metrics_generation import composite_table",
+        "from .metrics_composite import composite_table",
         "import voxarena.scorers_extra",
         "from voxarena import stats",
         "x = 'voxarena.scorers'",

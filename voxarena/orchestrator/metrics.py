@@ -8,8 +8,8 @@ number has a speaker-cluster bootstrap confidence interval, and every row carrie
 fingerprint (``metrics/fingerprint.json`` holds it in full). Rows are sorted and floats printed
 with fixed precision, so the same records always give the same bytes.
 
-The tables are built in ``metrics_detection``, ``metrics_generation`` and ``metrics_i2d`` (with the
-scorer requests of ``metrics_scorer``); this module writes them.
+The tables are built in ``metrics_detection``, ``metrics_generation``, ``metrics_i2d`` and
+``metrics_composite`` (with the scorer requests of ``metrics_scorer``); this module writes them.
 """
 
 from __future__ import annotations
@@ -23,8 +23,9 @@ import math
 from google.protobuf import json_format
 
 from .manifest import ManifestSet
+from .metrics_composite import composite_rows
 from .metrics_detection import DETECTION_COLUMNS, attack_seen, detection_rows
-from .metrics_generation import composite_rows, generator_rows
+from .metrics_generation import generator_rows
 from .metrics_i2d import I2D_AGGREGATE_COLUMNS, I2D_ITERATION_COLUMNS, i2d_rows
 from .run_store import CLEAN, RunStore
 

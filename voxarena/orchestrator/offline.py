@@ -14,7 +14,7 @@ import numpy as np
 
 from voxarena.stats import composite, detection
 
-from .metrics_generation import composite_table
+from .metrics_composite import composite_table
 from .run_store import condition_of, detector_label, iteration_of, read_jsonl
 
 
