@@ -6,7 +6,10 @@ your model: load weights in ``load``, score in ``score_batch``. Higher score = m
 If your scores are calibrated log-likelihood ratios, set ``calibrated = True`` (or set
 ``calibration = (a, b)`` fitted on your dev data) so the arena may report actDCF and Cllr.
 
-    python -m voxarena.services.template.detector --port 50051
+    python detector.py --port 50051     # your copy, with voxarena-sdk installed (make sdk)
+    python -m voxarena.services.template.detector --port 50051     # this one, in the repository
+
+Its image: Dockerfile.detector beside it (copy both into a folder of your own, with the SDK wheel).
 """
 
 from __future__ import annotations

@@ -5,7 +5,10 @@ file), the most common shape of a black box. Point ``COMMAND`` at your engine, o
 of ``synthesize`` with a call to your Python model or your HTTP API. The SDK does the rest: gRPC,
 request-id and seed echo, timing, health, reflection, error mapping and shutdown.
 
-    python -m voxarena.services.template.generator --port 50051
+    python generator.py --port 50051     # your copy, with voxarena-sdk installed (make sdk)
+    python -m voxarena.services.template.generator --port 50051     # this one, in the repository
+
+Its image: Dockerfile.generator beside it (copy both into a folder of your own, with the SDK wheel).
 """
 
 from __future__ import annotations
