@@ -3,8 +3,8 @@
 Two runs are comparable when they share the manifest (same items, references and seeds), the run
 seed, the tasks, the I2D protocol, the steps of every channel condition both declare, the scorer
 fingerprint (model hashes, normaliser, resampler, versions) and, for each service present in both,
-its name, version and weights hash. Anything else that differs is a reason to refuse, and every
-reason is listed.
+its name, version and weights hash, and its image id when both runs launched it from an image.
+Anything else that differs is a reason to refuse, and every reason is listed.
 
 Timings are compared scope by scope: a service's timing scope says what its wall time covers, and
 two different scopes are not the same quantity. The first request of each service (cold caches,
@@ -71,7 +71,16 @@ def protocol_differences(run_a: Path, run_b: Path) -> list[str]:
         for key in ("name", "version", "weights_sha256"):
             if ma.get(key) != mb.get(key):
                 out.append(f"{name}: {key} differs ({ma.get(key)!r} vs {mb.get(key)!r})")
+        out += _image_difference(name, a["services"][name].get("image"), b["services"][name].get("image"))
     return out
+
+
+def _image_difference(name: str, a: dict | None, b: dict | None) -> list[str]:
+    """A service launched from an image in both runs must have run the same image (its id: the digest
+    of its config, the same on every machine), whatever tag named it."""
+    if not a or not b or a.get("id") == b.get("id"):
+        return []
+    return [f"{name}: image differs ({a.get('ref')} {a.get('id')} vs {b.get('ref')} {b.get('id')})"]
 
 
 def check_comparable(run_a: Path, run_b: Path) -> None:

@@ -9,24 +9,54 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Annotated, Literal, overload
+from typing import Literal, overload
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, ValidationError, field_validator, model_validator
+from pydantic import Field, ValidationError, model_validator
 
-from voxarena.default_metrics import DEFAULT_METRICS
 from voxarena.tasks import TASKS, task_inputs
 
+from .service_config import (
+    TRANSPORT_SECTIONS,
+    ConfigError,
+    ContainerConfig,
+    DetectorEntry,
+    FusedDetectorConfig,
+    FusionConfig,
+    ScorerConfig,
+    ServiceConfig,
+    Strict,
+    TlsConfig,
+    config_differences,
+    protocol_view,
+)
 
-class ConfigError(ValueError):
-    pass
+# The service entries' models live in service_config; importers read them from here as well.
+__all__ = [
+    "I2D_TASKS",
+    "TRANSPORT_SECTIONS",
+    "CalibrationSplitConfig",
+    "ChannelStep",
+    "ConfigError",
+    "ContainerConfig",
+    "DatasetConfig",
+    "ExecutionConfig",
+    "FusedDetectorConfig",
+    "FusionConfig",
+    "I2DConfig",
+    "ProtocolConfig",
+    "RunConfig",
+    "ScorerConfig",
+    "ServiceConfig",
+    "TlsConfig",
+    "config_differences",
+    "expand",
+    "load_config",
+    "protocol_view",
+]
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class DatasetConfig(_Strict):
+class DatasetConfig(Strict):
     # librispeech (and LibriTTS-style trees): <root>/<subset>/<speaker>/<chapter>/<id>.flac + trans.txt
     # vctk: <root>/wav48_silence_trimmed/<spk>/<spk>_<n>_<mic>.flac (0.92) or wav48/<spk>/<spk>_<n>.wav,
     #       text in <root>/txt/<spk>/<spk>_<n>.txt, labels from speaker-info.txt
@@ -62,7 +92,7 @@ class DatasetConfig(_Strict):
 I2D_TASKS = tuple(t for t in TASKS if task_inputs(t).reference)
 
 
-class I2DConfig(_Strict):
+class I2DConfig(Strict):
     """I2D ("Iterate to Differentiate"): for CLONE and CONVERT, iteration k takes iteration k-1's output
     (and, for CLONE, the target text) as its reference; iteration 1 is the ordinary one-shot clip."""
 
@@ -70,7 +100,7 @@ class I2DConfig(_Strict):
     ewa_decay: float = Field(0.5, gt=0, le=1, description="EWA weight of iteration k: decay^(k-1)")
 
 
-class CalibrationSplitConfig(_Strict):
+class CalibrationSplitConfig(Strict):
     """Manifest items set aside to fit score fusion and never evaluated: every detection matrix of the
     run leaves them out (a spoof follows the item it was made from). Exactly one rule: the items whose
     manifest ``label`` has one of ``values``, or a seeded ``speaker_fraction`` of the speakers (so
@@ -96,7 +126,7 @@ class CalibrationSplitConfig(_Strict):
         return self
 
 
-class ProtocolConfig(_Strict):
+class ProtocolConfig(Strict):
     seed: int = 0
     tasks: list[Literal["TTS", "CLONE", "RECONSTRUCT", "CONVERT"]] = ["TTS"]
     min_duration: float = Field(0.2, gt=0, description="shortest valid generated clip, seconds")
@@ -111,7 +141,7 @@ class ProtocolConfig(_Strict):
         return self.i2d.iterations if self.i2d is not None and task in I2D_TASKS else 1
 
 
-class ChannelStep(_Strict):
+class ChannelStep(Strict):
     """One step of a channel condition: exactly one of resample, codec, noise_snr_db, gain_db."""
 
     resample: int | None = Field(None, ge=4000, le=192000, description="new sample rate, Hz")
@@ -138,80 +168,7 @@ class ChannelStep(_Strict):
         return self
 
 
-class TlsConfig(_Strict):
-    """TLS to a running service (``voxarena.transport``): trust ``ca``; present ``cert``/``key`` for mTLS."""
-
-    ca: str | None = Field(None, description="PEM CA that signed the service's certificate (absent: system roots)")
-    cert: str | None = Field(None, description="PEM client certificate, for services that demand one (mTLS)")
-    key: str | None = Field(None, description="PEM key of cert")
-    server_name: str | None = Field(None, description="name in the service's certificate, if not the address's host")
-
-    @model_validator(mode="after")
-    def _cert_with_key(self):
-        if bool(self.cert) != bool(self.key):
-            raise ValueError("tls: a client certificate needs both cert and key")
-        return self
-
-
-class ServiceConfig(_Strict):
-    """A service: ``address`` host:port of a running one, or none to start it as a local process."""
-
-    address: str | None = None
-    module: str | None = Field(None, description="python module to start in local mode (default: known services)")
-    parameters: dict[str, str] = {}
-    voice: str = ""
-    concurrency: int = Field(2, ge=1, le=64)
-    args: list[str] = []
-    # Transport (not part of what a run measures): TLS to the service, and the NAME of the environment
-    # variable holding its bearer token (the token itself is never in a config, a log or run.json).
-    tls: TlsConfig | None = None
-    token_env: str | None = Field(None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
-
-    @model_validator(mode="after")
-    def _token_needs_tls(self):
-        if self.token_env and self.tls is None:
-            raise ValueError("token_env: a bearer token is sent over TLS only; add tls: {ca: ...}")
-        return self
-
-    @field_validator("parameters", mode="before")
-    @classmethod
-    def _stringify(cls, v):
-        return {str(k): str(val) for k, val in (v or {}).items()}
-
-
-class FusionConfig(_Strict):
-    """Score fusion: the members' scores combined into one LLR by logistic regression (``orchestrator.fusion``)."""
-
-    members: list[str] = Field(description="two or more detectors of the run, by name")
-
-
-class FusedDetectorConfig(_Strict):
-    """A detector that is no service: the fusion of other detectors' stored scores."""
-
-    fusion: FusionConfig
-
-
-def _detector_kind(entry: object) -> str:
-    if isinstance(entry, dict):
-        return "fusion" if "fusion" in entry else "service"
-    return "fusion" if isinstance(entry, FusedDetectorConfig) else "service"
-
-
-# A detector entry is a service, or (with a ``fusion`` key) a fusion of other detectors.
-DetectorEntry = Annotated[
-    Annotated[ServiceConfig, Tag("service")] | Annotated[FusedDetectorConfig, Tag("fusion")],
-    Discriminator(_detector_kind),
-]
-
-
-class ScorerConfig(ServiceConfig):
-    metrics: list[str] = list(DEFAULT_METRICS)
-    batch_size: int = Field(8, ge=1)
-    bootstrap_resamples: int = Field(1000, ge=0, description="speaker-cluster bootstrap resamples for CIs; 0 = none")
-    confidence: float = Field(0.95, gt=0, lt=1)
-
-
-class ExecutionConfig(_Strict):
+class ExecutionConfig(Strict):
     deadline_seconds: float = Field(300.0, gt=0, description="deadline of every call")
     retries: int = Field(3, ge=0, description="retries of UNAVAILABLE calls, with exponential backoff")
     backoff_seconds: float = Field(0.5, gt=0)
@@ -219,7 +176,7 @@ class ExecutionConfig(_Strict):
     startup_timeout_seconds: float = Field(300.0, gt=0)
 
 
-class RunConfig(_Strict):
+class RunConfig(Strict):
     name: str = "arena"
     dataset: DatasetConfig
     protocol: ProtocolConfig = ProtocolConfig()
@@ -237,35 +194,6 @@ class RunConfig(_Strict):
     def fused_detectors(self) -> dict[str, list[str]]:
         """Fused detector -> its members, in config order."""
         return {n: list(d.fusion.members) for n, d in self.detectors.items() if isinstance(d, FusedDetectorConfig)}
-
-
-# Keys that say how services are reached and driven, not what the run measures: changing them resumes
-# a run (a service moved, got TLS, more replicas or a longer deadline). Everything else is the protocol.
-TRANSPORT_SERVICE_KEYS = ("address", "tls", "token_env", "concurrency", "batch_size")
-TRANSPORT_SECTIONS = ("execution",)
-
-
-def protocol_view(config: dict) -> dict:
-    """A resolved config (``RunConfig.model_dump(mode="json")``) without its transport settings."""
-    out = {k: v for k, v in config.items() if k not in TRANSPORT_SECTIONS}
-    for role in ("generators", "detectors"):
-        out[role] = {
-            n: {k: v for k, v in svc.items() if k not in TRANSPORT_SERVICE_KEYS}
-            for n, svc in (config.get(role) or {}).items()
-        }
-    if "scorer" in config:
-        out["scorer"] = {k: v for k, v in config["scorer"].items() if k not in TRANSPORT_SERVICE_KEYS}
-    return out
-
-
-def config_differences(old: object, new: object, prefix: str = "") -> list[str]:
-    """Dotted keys whose values differ between two config dumps (added and removed keys included)."""
-    if isinstance(old, dict) and isinstance(new, dict):
-        out = []
-        for key in sorted(set(old) | set(new), key=str):
-            out += config_differences(old.get(key), new.get(key), f"{prefix}{key}.")
-        return out
-    return [] if old == new else [prefix.rstrip(".")]
 
 
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
@@ -323,7 +251,7 @@ def load_config(path: str | Path, overrides: dict[str, object] | None = None) ->
         problems = []
         for err in e.errors():
             loc = ".".join(str(x) for x in _location(err["loc"]))
-            msg = "unknown key" if err["type"] == "extra_forbidden" else err["msg"]
+            msg = "unknown key" if err["type"] == "extra_forbidden" else err["msg"].removeprefix("Value error, ")
             problems.append(f"{path}: {loc}: {msg}")
         raise ConfigError("\n".join(problems)) from None
     base = path.resolve().parent
@@ -335,13 +263,10 @@ def load_config(path: str | Path, overrides: dict[str, object] | None = None) ->
         ds.protocol = _resolve(ds.protocol, base)
     except ConfigError as e:
         raise ConfigError(f"{path}: dataset: {e}") from None
-    for name, svc in [*cfg.generators.items(), *cfg.detector_services().items(), ("scorer", cfg.scorer)]:
-        if svc.tls is not None:
-            try:
-                for key in ("ca", "cert", "key"):
-                    setattr(svc.tls, key, _resolve(getattr(svc.tls, key), base))
-            except ConfigError as e:
-                raise ConfigError(f"{path}: {name}.tls: {e}") from None
+    entries = [(f"generators.{n}", s) for n, s in cfg.generators.items()]
+    entries += [(f"detectors.{n}", s) for n, s in cfg.detector_services().items()]
+    for where, svc in [*entries, ("scorer", cfg.scorer)]:
+        _resolve_service_paths(where, svc, base, path)
     for name in list(cfg.generators) + list(cfg.detectors):
         if not re.fullmatch(r"[a-z0-9][a-z0-9_.-]*", name):
             raise ConfigError(f"{path}: service name {name!r} must be lower-case letters, digits, '-', '_' or '.'")
@@ -357,6 +282,23 @@ def load_config(path: str | Path, overrides: dict[str, object] | None = None) ->
         raise ConfigError(f"{path}: generators: at least one generator is needed")
     _check_fusion(cfg, path)
     return cfg
+
+
+def _resolve_service_paths(where: str, svc: ServiceConfig, base: Path, path: Path) -> None:
+    """A service's TLS files and an image entry's model_dir, relative to the config file; the model
+    directory must exist (Docker would otherwise create an empty one, owned by root)."""
+    key = "tls"
+    try:
+        if svc.tls is not None:
+            for k in ("ca", "cert", "key"):
+                setattr(svc.tls, k, _resolve(getattr(svc.tls, k), base))
+        key = "container.model_dir"
+        if svc.container is not None and svc.container.model_dir is not None:
+            svc.container.model_dir = _resolve(svc.container.model_dir, base)
+            if not Path(svc.container.model_dir).is_dir():
+                raise ConfigError(f"{svc.container.model_dir} is not a directory")
+    except ConfigError as e:
+        raise ConfigError(f"{path}: {where}.{key}: {e}") from None
 
 
 def _location(loc: tuple) -> tuple:

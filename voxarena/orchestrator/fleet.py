@@ -1,18 +1,21 @@
 """The services of a run: start or reach them, wait until they serve, ask their GetInfo, stop them.
 
-A service with ``address`` is used as it runs; one without is started as a local process on a free
+A service with ``address`` is used as it runs; one with ``image`` is launched as a hardened container
+(``containers``, whatever the stack); one with neither is started as a local process on a free
 loopback port (``--stack local``) or is the compose service of its name (``--stack compose``). Each
-gets a client with the run's deadline and retry policy; its GetInfo is what run.json records and what
-a resume checks against (same model name, version and weights).
+gets a client with the run's deadline and retry policy; its GetInfo (and an image's id) is what
+run.json records and what a resume checks against (same model name, version, weights and image).
+A config may call a service by another name than the one its GetInfo gives: that is a warning, kept
+in run.json, not an error (a vendor's black box is often named by the run, not by its maker).
 """
 
 from __future__ import annotations
 
 import difflib
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from google.protobuf import json_format
 from google.protobuf.message import Message
@@ -31,6 +34,9 @@ from .clients import (
 )
 from .config import RunConfig, ServiceConfig, TlsConfig
 from .local_services import LocalService
+
+if TYPE_CHECKING:
+    from .containers import ImageIdentity, ImageService, Launcher
 
 STACKS = ("local", "compose")
 # The orchestrator container's client certificate for an mTLS compose stack.
@@ -54,10 +60,12 @@ class Service:
     role: str  # "generator", "detector" or "scorer"
     cfg: ServiceConfig
     local: LocalService | None = None
+    container: ImageService | None = None  # an image entry's container
     address: str | None = None
     client: ServiceClient | None = None
     info: Message | None = None  # the role's *Info message from GetInfo
     security: ClientSecurity = PLAINTEXT
+    warnings: list[str] = field(default_factory=list)
 
     def target(self) -> str:
         """The address it serves on (a local one's is known once it announced its port)."""
@@ -88,14 +96,33 @@ class Service:
                 return v.sample_rate
         return info.model.native_sample_rate
 
+    @property
+    def mode(self) -> str:
+        return "local" if self.local else "image" if self.container else "remote"
+
     def record(self) -> dict[str, Any]:
-        """What run.json says of the service: role, how it was reached, and its GetInfo."""
-        return {
+        """What run.json says of the service: role, how it was reached, its GetInfo, an image's
+        identity and container, and the warnings about it."""
+        out = {
             "role": self.role,
-            "mode": "local" if self.local else "remote",
+            "mode": self.mode,
             "address": self.address if not self.local else "local",
             "info": json_format.MessageToDict(self.info, preserving_proto_field_name=True),
         }
+        if self.container:
+            out["image"] = self.container.record()
+        if self.warnings:
+            out["warnings"] = list(self.warnings)
+        return out
+
+    def check_name(self) -> None:
+        """A generator or detector whose GetInfo names another model than the config: a warning."""
+        model = getattr(self.info, "model", None)
+        if model is not None and model.name and model.name != self.name:
+            self.warnings.append(
+                f"{self.name}: the service calls its model {model.name!r}; this run calls it {self.name!r} "
+                f"(tables and reports say {self.name!r}; a detector's seen-attack list is matched on {model.name!r})"
+            )
 
 
 class ServiceFleet:
@@ -104,6 +131,7 @@ class ServiceFleet:
             raise RunError(f"unknown stack {stack!r}; use one of {', '.join(STACKS)}")
         self.cfg, self.logs_dir, self.stack = cfg, logs_dir, stack
         self.services: dict[str, Service] = {}
+        self.launcher: Launcher | None = None  # the Docker side, once an image entry is launched
 
     def __getitem__(self, name: str) -> Service:
         return self.services[name]
@@ -128,16 +156,23 @@ class ServiceFleet:
 
     # ---------------------------------------------------------------- lifecycle
     def start(self) -> None:
-        """Start the local ones, wait until all serve, connect and ask each its GetInfo; on any
-        failure stop them all and raise RunError naming every service that failed."""
+        """Start the local ones and the images, wait until all serve, connect and ask each its GetInfo;
+        on any failure (Ctrl-C included) stop them all; a RunError names every service that failed."""
+        try:
+            self._start()
+        except BaseException:
+            self.stop()
+            raise
+
+    def _start(self) -> None:
         entries = [(n, "generator", c) for n, c in self.cfg.generators.items()]
         entries += [(n, "detector", c) for n, c in self.cfg.detector_services().items()]
         entries.append(("scorer", "scorer", self.cfg.scorer))
+        images = self._resolve_images(entries)  # every image checked before anything starts
         for name, role, c in entries:
-            self.services[name] = self._launch(name, role, c)
+            self.services[name] = self._launch(name, role, c, images.get(name))
         errors = self._wait_serving()
         if errors:
-            self.stop()
             raise RunError("\n".join(errors))
         ex = self.cfg.execution
         for svc in self.services.values():
@@ -147,16 +182,34 @@ class ServiceFleet:
             try:
                 svc.info = svc.client.info()
             except CallFailed as e:
-                self.stop()
                 raise RunError(f"{svc.name}: GetInfo failed: {e}") from None
+            svc.check_name()
 
-    def _launch(self, name: str, role: str, c: ServiceConfig) -> Service:
+    def _resolve_images(self, entries: list[tuple[str, str, ServiceConfig]]) -> dict[str, ImageIdentity]:
+        """name -> the identity of its image, for the image entries (none: Docker is not touched)."""
+        wanted = [(n, r, c) for n, r, c in entries if c.image is not None]
+        if not wanted:
+            return {}
+        from .containers import ContainerError, Launcher
+
+        try:
+            self.launcher = Launcher(self.logs_dir)
+            return {
+                n: self.launcher.resolve(_where(n, r), c.image or "", c.container_settings().pull) for n, r, c in wanted
+            }
+        except ContainerError as e:
+            named = ", ".join(f"{_where(n, r)} ({c.image})" for n, r, c in wanted)
+            raise RunError(f"{e}" if self.launcher else f"{named}: {e}") from None
+
+    def _launch(self, name: str, role: str, c: ServiceConfig, image: ImageIdentity | None) -> Service:
         address = c.address
-        if address is None and self.stack == "compose":
+        if address is None and image is None and self.stack == "compose":
             # The compose service of the same name; dns:/// lets gRPC round-robin over its replicas.
             address = f"dns:///{name}:{COMPOSE_PORT}"
         svc = Service(name=name, role=role, cfg=c, address=address, security=self._security(name, c))
-        if address is None:
+        if image is not None and self.launcher is not None:
+            svc.container = self.launcher.launch(name, role, image, c.container_settings())
+        elif address is None:
             svc.local = LocalService(name, c.module, self.logs_dir / f"{name}.log", c.args)
             svc.local.start()
         return svc
@@ -165,7 +218,8 @@ class ServiceFleet:
         """The service's transport: its own ``tls``/``token_env``, else for compose services the stack's
         client certificate (``VOXARENA_CLIENT_TLS_*``, set by compose/tls/docker-compose.mtls.yml)."""
         tls = c.tls
-        if tls is None and c.address is None and self.stack == "compose" and os.environ.get(CLIENT_TLS_ENV["ca"]):
+        compose_service = c.address is None and c.image is None and self.stack == "compose"
+        if tls is None and compose_service and os.environ.get(CLIENT_TLS_ENV["ca"]):
             tls = TlsConfig(**{k: os.environ.get(v) or None for k, v in CLIENT_TLS_ENV.items()}, server_name=name)
         if tls is None:
             return PLAINTEXT
@@ -181,6 +235,8 @@ class ServiceFleet:
             try:
                 if svc.local:
                     svc.address = svc.local.wait_ready(timeout)
+                elif svc.container:
+                    svc.address = svc.container.wait_ready(timeout, svc.security)
                 else:
                     wait_for_serving(svc.target(), svc.name, timeout, security=svc.security)
             except ServiceStartError as e:
@@ -188,16 +244,23 @@ class ServiceFleet:
         return errors
 
     def stop(self) -> dict[str, float]:
-        """Stop the local services and close every client; returns each local service's CPU seconds."""
+        """Stop the local services, stop and remove the containers (and the fleet's network), close
+        every client; returns the CPU seconds of each service it started. Safe to call twice."""
         cpu = {}
         for svc in self.services.values():
-            if svc.local:
-                svc.local.stop()
-                if svc.local.cpu_seconds is not None:
-                    cpu[svc.name] = svc.local.cpu_seconds
             if svc.client:
                 svc.client.close()
+            started = svc.local or svc.container
+            if started:
+                started.stop()
+                if started.cpu_seconds is not None:
+                    cpu[svc.name] = started.cpu_seconds
+        if self.launcher is not None:
+            self.launcher.close()
         return cpu
+
+    def warnings(self) -> list[str]:
+        return [w for s in self.services.values() for w in s.warnings]
 
     # ---------------------------------------------------------------- checks before any work
     def check_metrics(self, metrics: list[str]) -> None:
@@ -212,14 +275,25 @@ class ServiceFleet:
                 )
 
     def check_unchanged(self, previous: dict[str, Any] | None) -> None:
-        """On resume, each service must be the same model as before (name, version, weights)."""
+        """On resume, each service must be the same model as before (name, version, weights) and, when
+        launched from an image both times, the same image (its id)."""
         for name, rec in (previous or {}).get("services", {}).items():
             if name not in self.services:
                 continue
-            old, new = rec["info"].get("model", {}), self.services[name].record()["info"].get("model", {})
-            for key in ("name", "version", "weights_sha256"):
-                if old.get(key) != new.get(key):
+            now = self.services[name].record()
+            old, new = rec["info"].get("model", {}), now["info"].get("model", {})
+            changes = [(key, old.get(key), new.get(key)) for key in ("name", "version", "weights_sha256")]
+            old_id, new_id = (rec.get("image") or {}).get("id"), (now.get("image") or {}).get("id")
+            if old_id and new_id:
+                changes.append(("image id", old_id, new_id))
+            for key, was, is_ in changes:
+                if was != is_:
                     raise RunError(
                         f"{name}: {key} changed since this run started "
-                        f"({old.get(key)!r} -> {new.get(key)!r}); results would mix two models: use a new --out"
+                        f"({was!r} -> {is_!r}); results would mix two models: use a new --out"
                     )
+
+
+def _where(name: str, role: str) -> str:
+    """An entry's place in the config: generators.NAME, detectors.NAME or scorer."""
+    return "scorer" if role == "scorer" else f"{role}s.{name}"

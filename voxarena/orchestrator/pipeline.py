@@ -145,8 +145,10 @@ class Arena:
         self.calibration = self.calibration_split(manifest)
         started = _now()
         t0 = time.perf_counter()
-        self.fleet.start()
+        self.fleet.start()  # stops whatever it started if it fails or is interrupted
         try:
+            for warning in self.fleet.warnings():  # also in run.json, under the service's record
+                self.console.print(f"[yellow]warning:[/yellow] {warning}", highlight=False)
             self.fleet.check_metrics(self.cfg.scorer.metrics)
             self.fleet.check_unchanged(previous)
             record = self._record(manifest, previous, started)
