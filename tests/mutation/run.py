@@ -123,15 +123,26 @@ TARGETS = [
         "protocol",
         ("voxarena/orchestrator/compare.py",),
         ("tests/orchestrator/test_compare_identity.py",),
-        only=("protocol_differences", "check_comparable", "_record", "_fingerprint", "__init__"),
+        only=("protocol_differences", "_image_difference", "check_comparable", "_record", "_fingerprint", "__init__"),
         note="protocol identity (compare-check); not compare-timing",
     ),
     Target(
         "resume",
-        ("voxarena/orchestrator/pipeline.py", "voxarena/orchestrator/fleet.py", "voxarena/orchestrator/config.py"),
+        (
+            "voxarena/orchestrator/pipeline.py",
+            "voxarena/orchestrator/fleet.py",
+            "voxarena/orchestrator/service_config.py",
+        ),
         ("tests/orchestrator/test_resume_identity.py",),
-        only=("freeze_manifest", "_check_resume", "check_unchanged", "protocol_view", "config_differences"),
-        note="what a resume refuses: changed config, dataset (frozen manifest) or model (version, weights)",
+        only=(
+            "freeze_manifest",
+            "_check_resume",
+            "check_unchanged",
+            "protocol_view",
+            "service_protocol_view",
+            "config_differences",
+        ),
+        note="what a resume refuses: changed config, dataset (frozen manifest), model (version, weights) or image id",
     ),
 ]
 

@@ -164,3 +164,19 @@ def test_a_directory_without_run_json_is_not_a_run(tmp_path):
     (tmp_path / "empty").mkdir()
     with pytest.raises(FileNotFoundError, match=r"empty: not a run directory \(no run.json\)"):
         protocol_differences(a, tmp_path / "empty")
+
+
+def test_an_image_entry_in_both_runs_must_be_the_same_image_id(tmp_path):
+    image = {"ref": "acme/gen:1.0", "id": "sha256:" + "1" * 64, "repo_digests": []}
+    a = run(tmp_path, "a", {"services.gen.image": image})
+    retagged = run(tmp_path, "retagged", {"services.gen.image": {**image, "ref": "acme/gen:latest"}})
+    local = run(tmp_path, "local")
+    assert protocol_differences(a, retagged) == [] == protocol_differences(a, local) == protocol_differences(local, a)
+    rebuilt = run(tmp_path, "rebuilt", {"services.gen.image": {**image, "id": "sha256:" + "2" * 64}})
+    expected = f"gen: image differs (acme/gen:1.0 sha256:{'1' * 64} vs acme/gen:1.0 sha256:{'2' * 64})"
+    assert protocol_differences(a, rebuilt) == [expected]
+    both = run(tmp_path, "both", {"services.gen.image": {"id": "sha256:3"}, "services.gen.info.model.version": "2"})
+    assert protocol_differences(a, both) == [
+        "gen: version differs ('1.0.0' vs '2')",
+        f"gen: image differs (acme/gen:1.0 sha256:{'1' * 64} vs None sha256:3)",
+    ]

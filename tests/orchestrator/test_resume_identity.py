@@ -1,6 +1,6 @@
 """What a resume checks, called directly and without services: the frozen manifest
 (``Arena.freeze_manifest``), the run's protocol (``Arena._check_resume`` over ``protocol_view`` and
-``config_differences``) and each service's model identity (``ServiceFleet.check_unchanged``).
+``config_differences``) and each service's model identity and image id (``ServiceFleet.check_unchanged``).
 
 The end-to-end refusals (a real run, then a resume) are in test_resume.py and test_pipeline.py; these
 pin the same checks on hand-made inputs in well under a second, and serve as the mutation target's
@@ -148,6 +148,27 @@ def test_protocol_view_drops_transport_only():
     }
 
 
+def test_of_a_container_only_what_its_model_sees_is_protocol():
+    def entry(**container) -> dict:
+        return {"dummy-generator": {"image": "acme/g:1", "container": container, "voice": "v"}}
+
+    limits = {"cpus": 2.0, "memory": "3g", "pids": 256, "port": 50051, "user": "10001:10001", "pull": False}
+    assert protocol_view({"generators": entry(**limits, env={"A": "1"}, model_dir="/m")}) == {
+        "generators": {"dummy-generator": {"container": {"env": {"A": "1"}, "model_dir": "/m"}, "voice": "v"}},
+        "detectors": {},
+    }
+    # Limits only (or unset env and model_dir) is the same protocol as no container block at all.
+    assert protocol_view({"generators": entry(**limits, env={}, model_dir=None)}) == {
+        "generators": {"dummy-generator": {"voice": "v"}},
+        "detectors": {},
+    }
+    assert protocol_view({"scorer": {"image": "acme/s:2", "container": None, "metrics": []}}) == {
+        "generators": {},
+        "detectors": {},
+        "scorer": {"metrics": []},
+    }
+
+
 def test_config_differences_are_dotted_sorted_and_include_added_and_removed_keys():
     old = {"b": {"y": 1, "x": [1, 2], "gone": 0}, "a": 1, "same": {"k": "v"}}
     new = {"b": {"y": 2, "x": [1, 2], "new": {"deep": 1}}, "a": {"now": "a dict"}, "same": {"k": "v"}}
@@ -166,6 +187,16 @@ def service(name: str = "gen", version: str = "1.0.0", weights: str = "a" * 64, 
 
 def record(version: str = "1.0.0", weights: str = "a" * 64, model: str = "m") -> dict:
     return {"role": "generator", "info": {"model": {"name": model, "version": version, "weights_sha256": weights}}}
+
+
+class Image:
+    """What the fleet keeps of an image entry's container, as far as run.json is concerned."""
+
+    def __init__(self, image_id: str, ref: str = "acme/gen:1.0") -> None:
+        self.image_id, self.ref = image_id, ref
+
+    def record(self) -> dict:
+        return {"ref": self.ref, "id": self.image_id, "repo_digests": []}
 
 
 @pytest.fixture
@@ -198,3 +229,24 @@ def test_a_changed_model_is_refused_naming_the_key(fleet, previous, key, old, ne
         fleet.check_unchanged({"services": {"gen": previous}})
     with pytest.raises(RunError, match=f"gen: {key} changed"):  # after a service no longer in the config
         fleet.check_unchanged({"services": {"retired": record(), "gen": previous}})
+
+
+def test_an_image_entry_must_run_the_same_image_id(fleet):
+    fleet.services["gen"].container = Image("sha256:" + "1" * 64)  # type: ignore[assignment]
+    before = {**record(), "image": {"ref": "acme/gen:1.0", "id": "sha256:" + "1" * 64}}
+    fleet.check_unchanged({"services": {"gen": before}})
+    fleet.check_unchanged(
+        {"services": {"gen": {**before, "image": {"ref": "acme/gen:latest", "id": before["image"]["id"]}}}}
+    )
+    fleet.check_unchanged({"services": {"gen": record()}})  # not launched from an image before: GetInfo decides
+    fleet.services["gen"].container = Image("sha256:" + "2" * 64)  # type: ignore[assignment]
+    with pytest.raises(
+        RunError,
+        match=re.escape(f"gen: image id changed since this run started ('sha256:{'1' * 64}' -> 'sha256:{'2' * 64}')"),
+    ):
+        fleet.check_unchanged({"services": {"gen": before}})
+    # A changed model is named before a changed image.
+    with pytest.raises(RunError, match="gen: version changed"):
+        fleet.check_unchanged({"services": {"gen": {**record(version="0.1"), "image": before["image"]}}})
+    fleet.services["gen"].container = None
+    fleet.check_unchanged({"services": {"gen": before}})  # not launched from an image now
