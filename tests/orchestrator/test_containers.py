@@ -75,6 +75,12 @@ def test_an_image_entry_alone_gets_the_compose_services_limits(tmp_path):
         None,
     )
     assert [f"/tmp:{containers.TMPFS['/tmp']}"] == model["tmpfs"]
+    hardened, flags = compose["x-hardened"], containers.hardening(c)
+    assert (flags["cap_drop"], flags["security_opt"], flags["pids_limit"]) == (
+        hardened["cap_drop"],
+        hardened["security_opt"],
+        hardened["pids_limit"],
+    )
 
 
 @pytest.mark.parametrize(
@@ -144,7 +150,7 @@ def test_every_container_is_hardened():
     assert s["tmpfs"] == {"/tmp": "size=512m"}
     assert s["cap_drop"] == ["ALL"] and "cap_add" not in s
     assert s["security_opt"] == ["no-new-privileges:true"]
-    assert (s["pids_limit"], s["nano_cpus"], s["mem_limit"], s["memswap_limit"]) == (512, 10**9, "3g", "3g")
+    assert (s["pids_limit"], s["nano_cpus"], s["mem_limit"], s["memswap_limit"]) == (256, 10**9, "3g", "3g")
     # no egress: only the fleet's internal network, and no port published on the host
     assert s["network"] == "voxarena-net" and "ports" not in s and "network_mode" not in s
     assert s["volumes"] == {} and s["environment"] == {}

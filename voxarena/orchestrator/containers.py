@@ -2,11 +2,11 @@
 starts with the Docker SDK, waits for (grpc.health.v1 SERVING), records (image id and digests) and
 removes at the end of the run, on failure and on Ctrl-C.
 
-Every container gets the compose services' settings (docker-compose.yml, ``x-model``: user
-10001:10001, read-only root file system, a 512 MB tmpfs on /tmp, 1 CPU, 3 GB) and what compose leaves
-to the daemon's defaults: every capability dropped, no-new-privileges, a pids limit, no swap. An
-entry's ``container:`` may change the limits, the (never root) user, the environment and a model
-directory mounted read-only at /model; not the hardening.
+Every container gets the compose services' settings (docker-compose.yml, ``x-hardened`` and
+``x-model``: user 10001:10001, read-only root file system, a 512 MB tmpfs on /tmp, every capability
+dropped, no-new-privileges, 256 pids, 1 CPU, 3 GB) and no swap. An entry's ``container:`` may change
+the limits, the (never root) user, the environment and a model directory mounted read-only at
+/model; not the hardening.
 
 No egress: the fleet's containers share one *internal* bridge network of their own (like the compose
 stack's ``arena``). Docker 20.10 publishes no port of a container whose network is internal (``-p``

@@ -55,7 +55,7 @@ class ContainerConfig(Strict):
     model_dir: str | None = Field(None, description=f"host directory mounted read-only at {MODEL_DIR_MOUNT}")
     cpus: float = Field(1.0, gt=0, le=256, description="CPU limit, in cores")
     memory: str = Field("3g", pattern=r"^[0-9]+[bkmgBKMG]?$", description="memory limit (no swap): 512m, 3g, ...")
-    pids: int = Field(512, ge=16, le=65536, description="process and thread limit")
+    pids: int = Field(256, ge=16, le=65536, description="process and thread limit")
     port: int = Field(50051, ge=1, le=65535, description="the port the image serves gRPC on (its CMD's --port)")
     user: str = Field("10001:10001", description="uid[:gid] the container runs as; never root")
     pull: bool = Field(False, description="pull the image when it is not present locally (never, unless true)")
