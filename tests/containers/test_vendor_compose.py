@@ -3,7 +3,7 @@ docker-compose.yml (``-f docker-compose.yml -f compose/vendor.example.yml``) wit
 service is hardened like the project's (and as launch by image), joins the internal ``arena`` network
 and turns healthy; ``configs/vendor.example.yaml`` names it.
 
-The vendor image is stood in for by lfcc-gmm's (an SDK service: the override's healthcheck is the
+The vendor image is stood in for by espeak-ng's (an SDK service: the override's healthcheck is the
 SDK's). Needs the images (``make images``) and docker-compose; marked ``container``."""
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ REPO = Path(__file__).resolve().parents[2]
 COMPOSE = shutil.which("docker-compose") and ["docker-compose"] or ["docker", "compose"]
 FILES = ["-f", "docker-compose.yml", "-f", "compose/vendor.example.yml"]
 PROJECT = f"voxarena-vendor-test-{os.getpid()}"
-STAND_IN = "voxarena/lfcc-gmm:latest"
+STAND_IN = "voxarena/espeak-ng:latest"
 
 
 def compose(*args: str, check: bool = True, timeout: float = 300) -> subprocess.CompletedProcess:

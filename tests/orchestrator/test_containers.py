@@ -249,6 +249,35 @@ def test_a_container_that_exits_is_an_error_with_its_image_and_last_log_lines(la
     assert "FileNotFoundError: /model/acme.onnx" in message
 
 
+class RunningContainer:
+    def __init__(self) -> None:
+        self.calls: list[tuple] = []
+
+    def stats(self, stream, one_shot):
+        return {"cpu_stats": {"cpu_usage": {"total_usage": 2_500_000_000}}}
+
+    def stop(self, timeout):
+        self.calls.append(("stop", timeout))
+        if not isinstance(timeout, int):  # as the Docker API: whole seconds
+            raise docker.errors.APIError("invalid value for t")
+
+    def logs(self, tail=None):
+        return b"SERVING on port 50051\n"
+
+    def remove(self, force):
+        self.calls.append(("remove", force))
+
+
+def test_stop_keeps_the_log_and_the_cpu_time_and_removes_the_container(launcher, tmp_path):
+    svc = ImageService(launcher, "acme", "generator", ImageIdentity("acme/clone:1.0", IMAGE_ID), ContainerConfig())
+    svc.container = container = RunningContainer()
+    svc.stop()
+    assert container.calls == [("stop", 10), ("remove", True)]
+    assert (tmp_path / "acme.log").read_text() == "SERVING on port 50051\n" and svc.cpu_seconds == 2.5
+    svc.stop()  # twice: nothing more
+    assert len(container.calls) == 2
+
+
 # ------------------------------------------------------------------------------------ identity: resume, compare
 class FakeContainer:
     def __init__(self, image_id: str) -> None:

@@ -34,5 +34,6 @@ def test_a_service_named_otherwise_than_its_model_is_a_warning(tmp_path, synthet
         (warning,) = services["acme-tts"]["warnings"]
         assert warning.startswith(expected)
         assert "warnings" not in services["dummy-detector"]  # named as its model: nothing to say
+        assert "warnings" not in services["scorer"]  # the scorer is no black box of the arena
     rows = [json.loads(line) for line in (tmp_path / "run" / "generations.jsonl").read_text().splitlines()]
     assert rows and all(r["generator"] == "acme-tts" and r["status"] == "ok" for r in rows)

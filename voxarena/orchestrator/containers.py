@@ -44,7 +44,7 @@ from .container_reaper import LAUNCHED_BY, LAUNCHER, OWNER, remove_owned
 from .service_config import MODEL_DIR_MOUNT, ContainerConfig
 
 TMPFS = {"/tmp": "size=512m"}  # the compose services' tmpfs
-STOP_GRACE_SECONDS = 10.0  # SIGTERM, then SIGKILL (the SDK's servers stop at once on SIGTERM)
+STOP_GRACE_SECONDS = 10  # SIGTERM, then SIGKILL (the SDK's servers stop at once on SIGTERM)
 LOG_LINES = 20  # a failed start shows this many of the container's last log lines
 
 
@@ -252,7 +252,7 @@ class ImageService:
         except docker.errors.DockerException as e:
             return f"(no logs: {_explain(e)})"
 
-    def stop(self, grace: float = STOP_GRACE_SECONDS) -> None:
+    def stop(self, grace: int = STOP_GRACE_SECONDS) -> None:
         """Stop (SIGTERM, then SIGKILL after ``grace``) and remove the container, keeping its CPU time
         and its whole log (``logs/NAME.log``, as a local service's)."""
         if self.container is None:
@@ -264,16 +264,18 @@ class ImageService:
         except (docker.errors.DockerException, KeyError, TypeError):
             pass
         try:
-            container.stop(timeout=grace)
+            container.stop(timeout=int(grace))  # the API takes whole seconds (a float is refused)
+        except docker.errors.DockerException:
+            pass  # removed by force below
+        try:
             self.log_path.parent.mkdir(parents=True, exist_ok=True)
             self.log_path.write_bytes(container.logs())
-        except docker.errors.DockerException:
+        except (docker.errors.DockerException, OSError):
             pass
-        finally:
-            try:
-                container.remove(force=True)
-            except docker.errors.DockerException:
-                pass  # Launcher.close (and the reaper) remove it by its label
+        try:
+            container.remove(force=True)
+        except docker.errors.DockerException:
+            pass  # Launcher.close (and the reaper) remove it by its label
 
     def record(self) -> dict[str, Any]:
         """What run.json says of the container: the image's identity, how it ran, how long it took to serve."""

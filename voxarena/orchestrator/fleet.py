@@ -118,7 +118,7 @@ class Service:
     def check_name(self) -> None:
         """A generator or detector whose GetInfo names another model than the config: a warning."""
         model = getattr(self.info, "model", None)
-        if model is not None and model.name and model.name != self.name:
+        if self.role != "scorer" and model is not None and model.name and model.name != self.name:
             self.warnings.append(
                 f"{self.name}: the service calls its model {model.name!r}; this run calls it {self.name!r} "
                 f"(tables and reports say {self.name!r}; a detector's seen-attack list is matched on {model.name!r})"
