@@ -90,8 +90,7 @@ def config(tmp_path: Path, dataset: dict, generators: dict, detectors: dict, **e
         "protocol": {"seed": 5, "tasks": ["TTS"]},
         "generators": generators,
         "detectors": detectors,
-        # the catalogue's scorer module is named here until the catalogue follows the voxarena.scorers move
-        "scorer": {"module": "voxarena.scorers", "metrics": ["rtf"], "bootstrap_resamples": 0},
+        "scorer": {"metrics": ["rtf"], "bootstrap_resamples": 0},
         "execution": {"deadline_seconds": 60, "retries": 1, "backoff_seconds": 0.05, **execution},
     }
     path = tmp_path / f"config-{uuid.uuid4().hex[:6]}.yaml"

@@ -21,8 +21,6 @@ def test_a_service_named_otherwise_than_its_model_is_a_warning(tmp_path, synthet
             "dataset.max_items": 2,
             "protocol.tasks": ["TTS"],
             "generators": {"acme-tts": {"module": "voxarena.services.testing.dummy_generator"}},
-            # the catalogue's scorer module, until the catalogue follows the voxarena.scorers move
-            "scorer.module": "voxarena.scorers",
         },
     )
     log = io.StringIO()
