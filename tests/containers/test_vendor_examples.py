@@ -3,8 +3,9 @@ each example copied with the voxarena-sdk wheel (and, since image builds here ha
 the SDK's dependencies downloaded into ``wheels/``), its image built FROM the base image with
 ``PIP_NO_INDEX=1``, the container run hardened (read-only, tmpfs /tmp, no capabilities) until its
 healthcheck says healthy, ``voxarena-conformance`` against the published port with no check failing,
-then one small arena with both example containers by ``address:``. The in-repository templates
-(voxarena/services/template: a copied module and its Dockerfile) go the same way up to conformance.
+then one small arena with both examples, by ``address:`` (the running containers) and by ``image:``.
+The in-repository templates (voxarena/services/template: a copied module and its Dockerfile) go the
+same way up to conformance.
 
 Needs Docker, the base image (``make base-image``), a package index on the host for ``pip download``
 and the base image's Debian mirror (the generator template installs espeak-ng); marked ``container``.
@@ -132,18 +133,27 @@ def test_the_image_runs_hardened_and_passes_conformance(running, name, tmp_path)
     assert {c["name"] for c in data["checks"] if c["status"] == "SKIP"} == NOT_APPLICABLE[name]
 
 
-def test_both_examples_play_an_arena_by_address(running, tmp_path, speech_dir, make_config, run_arena, read_csv):
+@pytest.mark.parametrize("by", ["address", "image"])
+def test_both_examples_play_an_arena(running, by, tmp_path, speech_dir, make_config, run_arena, read_csv):
+    """By ``address:`` the running containers; by ``image:`` the orchestrator launches its own from the images."""
+    entry = {
+        name: {"address": running[name][0]} if by == "address" else {"image": f"voxarena-example/{name}:test"}
+        for name in ("vendor-generator", "vendor-detector")
+    }
     config = make_config(
         tmp_path,
         speech_dir,
         **{
             "dataset.max_items": 3,
             "protocol.tasks": ["TTS"],
-            "generators": {"acme-formant": {"address": running["vendor-generator"][0]}},
-            "detectors": {"acme-flatness": {"address": running["vendor-detector"][0]}},
+            "generators": {"acme-formant": entry["vendor-generator"]},
+            "detectors": {"acme-flatness": entry["vendor-detector"]},
         },
     )
-    run_arena(config, tmp_path / "run")
+    record = run_arena(config, tmp_path / "run")
+    if by == "image":
+        launched = json.loads((tmp_path / "run" / "run.json").read_text())["services"]
+        assert {launched[n]["mode"] for n in ("acme-formant", "acme-flatness")} == {"image"}, record
     generations = [json.loads(line) for line in (tmp_path / "run" / "generations.jsonl").read_text().splitlines()]
     assert len(generations) == 3 and {g["status"] for g in generations} == {"ok"}, generations
     detections = [json.loads(line) for line in (tmp_path / "run" / "detections.jsonl").read_text().splitlines()]
