@@ -74,7 +74,7 @@ def images(client):
 def leftovers(client, **labels: str) -> list[str]:
     """Containers and networks the orchestrator launched that carry these labels."""
     selector = {"label": [LAUNCHED, *(f"voxarena.{k.replace('_', '-')}={v}" for k, v in labels.items())]}
-    return [c.name for c in client.containers.list(all=True, filters=selector)] + [
+    return [c.name for c in client.containers.list(all=True, filters=selector, ignore_removed=True)] + [
         n.name for n in client.networks.list(filters=selector)
     ]
 
@@ -260,7 +260,7 @@ def test_an_interrupted_or_killed_orchestrator_leaves_no_container(client, image
     )
     try:
         deadline = time.monotonic() + 120
-        while not (found := client.containers.list(filters={"label": f"voxarena.service={name}"})):
+        while not (found := client.containers.list(filters={"label": f"voxarena.service={name}"}, ignore_removed=True)):
             assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
             assert time.monotonic() < deadline, "the container never started"
             time.sleep(0.2)

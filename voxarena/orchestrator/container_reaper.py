@@ -29,7 +29,7 @@ def remove_owned(client: Any, owner: str) -> list[str]:
 
     selector = {"label": [f"{LAUNCHED_BY}={LAUNCHER}", f"{OWNER}={owner}"]}
     removed = []
-    for container in client.containers.list(all=True, filters=selector):
+    for container in client.containers.list(all=True, filters=selector, ignore_removed=True):
         try:
             container.remove(force=True)
             removed.append(container.name)
