@@ -110,11 +110,13 @@ train-detectors: setup-test
 	  $(PY) -m voxarena.services.detectors.training --detector $$d --data runs/train-detectors || exit 1; done
 
 # voxarena-sdk alone (sdk/): the wheel a model vendor installs, build/sdk/voxarena_sdk-<version>-py3-none-any.whl
-# (examples/vendor-generator/README.md). Needs only a Python with pip: the venv's if there is one.
+# (examples/vendor-generator/README.md). Needs only a Python with pip: the venv's if there is one. Reproducible:
+# the same sources give the same bytes (file times from SOURCE_DATE_EPOCH, the last commit that touched sdk/).
 SDK_PYTHON ?= $(if $(wildcard $(PY)),$(PY),python3)
 sdk:
 	rm -rf build/sdk sdk/build
-	$(SDK_PYTHON) -m pip wheel -q --no-deps -w build/sdk ./sdk
+	SOURCE_DATE_EPOCH=$$(git log -1 --format=%ct -- sdk 2>/dev/null || echo 315532800) \
+	  $(SDK_PYTHON) -m pip wheel -q --no-deps -w build/sdk ./sdk
 	@ls build/sdk/*.whl
 
 # Containers (see compose/README.md). No registry here: the base image is built from nothing.

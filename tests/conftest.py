@@ -183,7 +183,8 @@ def run_arena() -> Callable[..., dict]:
 # ------------------------------------------------------------------------------------ voxarena-sdk
 def _build_sdk_wheel(out: Path) -> Path:
     """voxarena-sdk's wheel (what ``make sdk`` builds), from a copy of sdk/ so the checkout gets no build
-    directory; with this venv's setuptools, no package index."""
+    directory; with this venv's setuptools, no package index. Fixed file times (SOURCE_DATE_EPOCH): the same
+    sources give the same bytes, so Docker's cache keeps the layers of images built from it."""
     import shutil
     import subprocess
     import sys
@@ -195,6 +196,7 @@ def _build_sdk_wheel(out: Path) -> Path:
         check=True,
         capture_output=True,
         timeout=300,
+        env={**os.environ, "SOURCE_DATE_EPOCH": "315532800"},
     )
     (wheel,) = out.glob("voxarena_sdk-*-py3-none-any.whl")
     return wheel
