@@ -76,6 +76,11 @@ class DatasetConfig(Strict):
     max_items: int | None = Field(None, ge=1)
     max_per_speaker: int | None = Field(None, ge=1)
     speakers_file: str | None = Field(None, description="SPEAKERS.TXT for sex labels; default <root>/SPEAKERS.TXT")
+    allow_outside_root: bool = Field(
+        False,
+        description="read audio that resolves (symlinks followed) outside the dataset root: the corpus directory, "
+        "or the table file's directory. Off: such an item is refused, naming it and the path",
+    )
 
     @model_validator(mode="after")
     def _subsets_for_librispeech(self):

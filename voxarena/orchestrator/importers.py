@@ -18,7 +18,15 @@ import soundfile as sf
 from voxarena.hashing import sha256_file
 
 from .config import DatasetConfig
-from .manifest import DatasetError, ManifestItem, ManifestSet, items_from_records, read_prompts, text_hash
+from .manifest import (
+    DatasetError,
+    ManifestItem,
+    ManifestSet,
+    check_inside_root,
+    items_from_records,
+    read_prompts,
+    text_hash,
+)
 
 
 def _read_transcripts(chapter_dir: Path) -> dict[str, str]:
@@ -84,6 +92,7 @@ def build_librispeech_manifest(ds: DatasetConfig, run_seed: int) -> ManifestSet:
                 )
             text, source = prompts[next_prompt][1], "prompt"
             next_prompt += 1
+        check_inside_root(audio.stem, audio, ds)
         info = sf.info(str(audio))
         if info.channels != 1:
             raise DatasetError(f"{audio.stem}: {audio} has {info.channels} channels; bona fide audio must be mono")

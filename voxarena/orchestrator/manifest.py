@@ -123,6 +123,25 @@ def read_prompts(path: str) -> list[tuple[str, str]]:
     return out
 
 
+def dataset_root(ds: DatasetConfig) -> Path:
+    """The directory a dataset's audio must stay in: the corpus directory, or a table file's directory."""
+    root = Path(ds.root)
+    return (root.parent if ds.kind == "table" else root).resolve()
+
+
+def check_inside_root(item_id: str, audio: Path, ds: DatasetConfig) -> None:
+    """Refuse audio that resolves (symlinks followed) outside the dataset root, unless the config opts out:
+    a table row naming ``../../x`` or ``/etc/x``, or a symlink in a corpus tree, never reads other files."""
+    if ds.allow_outside_root:
+        return
+    root = dataset_root(ds)
+    if not Path(audio).resolve().is_relative_to(root):
+        raise DatasetError(
+            f"{item_id}: audio {audio} resolves outside the dataset root {root} "
+            f"(set dataset.allow_outside_root: true to allow it)"
+        )
+
+
 def items_from_records(records: list[dict], ds: DatasetConfig, run_seed: int, corpus: str) -> ManifestSet:
     """Records {id, audio (Path), speaker, subset, text, labels} -> a manifest, with the same per-speaker
     and item limits, prompts for missing text, hashes and validation as the LibriSpeech importer."""
@@ -131,6 +150,7 @@ def items_from_records(records: list[dict], ds: DatasetConfig, run_seed: int, co
         if r["id"] in seen:
             raise DatasetError(f"{r['id']}: duplicate item id in {ds.root}")
         seen.add(r["id"])
+        check_inside_root(r["id"], r["audio"], ds)
         if not Path(r["audio"]).is_file():
             raise DatasetError(f"{r['id']}: audio file {r['audio']} does not exist")
     per_speaker: dict[str, int] = {}
