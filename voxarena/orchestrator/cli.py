@@ -42,7 +42,9 @@ def run(
     seed: int | None = typer.Option(None, help="override protocol.seed"),
     max_items: int | None = typer.Option(None, help="override dataset.max_items"),
     data_root: str | None = typer.Option(None, help="override dataset.root"),
-    retry_failed: bool = typer.Option(False, help="on resume, redo items recorded as failed"),
+    retry_failed: bool = typer.Option(
+        False, help="on resume, also redo items that failed for good (transient failures are always retried)"
+    ),
     progress: bool = typer.Option(True, help="show progress bars"),
     stack: str = typer.Option(
         "local",

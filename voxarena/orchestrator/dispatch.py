@@ -20,7 +20,7 @@ from voxarena.v1 import detector_pb2
 
 from .clips import Clip
 from .config import RunConfig
-from .failures import settled
+from .failures import Failure, failure_kind, settled
 from .fleet import ServiceFleet
 from .plan import Plan
 from .run_store import RunStore, detection_id, iteration_of
@@ -201,7 +201,10 @@ class Dispatcher:
         if k >= self.plan.depth(job.task):
             return []
         recorded = self.store.generations.get(job.id(k + 1))
-        if settled(recorded, self.retry_failed):
+        # A chain cut by an earlier failure that is now retried and passed goes on from there.
+        upstream = Failure.UPSTREAM_FAILED.value
+        stale = row["status"] == "ok" and recorded is not None and failure_kind(recorded) == upstream
+        if settled(recorded, self.retry_failed) and not stale:
             return self._generated(recorded)
         if row["status"] == "ok":
             return [self.gen_pools[job.generator].submit(self.generate, job, k + 1, row)]

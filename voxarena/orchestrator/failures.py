@@ -27,7 +27,8 @@ class Failure(str, Enum):
     UPSTREAM_FAILED = "upstream_failed"  # the work it builds on failed (an I2D chain's earlier iteration)
 
 
-# Status codes worth another try later (--retry-failed), and those that mean "this request is not acceptable".
+# Status codes worth another try later (a plain rerun retries them), and those that mean "this request is not
+# acceptable" (kept on a rerun unless --retry-failed).
 _TRANSIENT = {
     grpc.StatusCode.UNAVAILABLE,
     grpc.StatusCode.DEADLINE_EXCEEDED,
@@ -99,6 +100,16 @@ def failure_kind(row: dict[str, Any]) -> str:
     return "unrecorded"
 
 
+def is_transient(row: dict[str, Any]) -> bool:
+    """A failed row that another try may turn into a result (the service was away, busy or too slow)."""
+    return row.get("status") != "ok" and failure_kind(row) == Failure.TRANSIENT.value
+
+
 def settled(row: dict[str, Any] | None, retry_failed: bool) -> TypeGuard[dict[str, Any]]:
-    """Resume: a recorded row is not redone, unless it failed and failures are being retried."""
-    return row is not None and (row.get("status") == "ok" or not retry_failed)
+    """Resume: a recorded row is not redone, unless it failed transiently (always retried) or failed
+    for good and ``--retry-failed`` asks for every failure to be retried."""
+    if row is None:
+        return False
+    if row.get("status") == "ok":
+        return True
+    return not retry_failed and not is_transient(row)
