@@ -22,8 +22,21 @@ _SAMPLE_DTYPES: dict[common_pb2.AudioEncoding, np.dtype[Any]] = {
 }
 
 
+# Sample rates a clip may declare, in Hz: below 1 kHz no speech fits (a clip "at 1 Hz" is junk, not
+# audio); 384 kHz is the highest rate audio interfaces record. Outside them decoding refuses the clip.
+MIN_SAMPLE_RATE = 1000
+MAX_SAMPLE_RATE = 384000
+# Largest float sample magnitude accepted: full scale is 1.0, so this is 40 dB of headroom; beyond it
+# the samples are garbage (1e30), and feature extractors overflow on them.
+MAX_FLOAT_MAGNITUDE = 100.0
+
+
 class AudioFormatError(ValueError):
     """The bytes of an Audio message do not describe valid mono audio."""
+
+
+class AudioTooLongError(AudioFormatError):
+    """The clip is longer than the receiver accepts (found from its byte count, before any decoding)."""
 
 
 @dataclass(frozen=True)
@@ -56,22 +69,42 @@ def encode_audio(clip: AudioClip) -> common_pb2.Audio:
     return common_pb2.Audio(data=data, sample_rate=int(clip.sample_rate), channels=1, encoding=encoding)
 
 
-def decode_audio(msg: common_pb2.Audio, what: str = "audio") -> AudioClip:
-    """Decode and validate; raises AudioFormatError naming ``what`` and the reason."""
+def decode_audio(msg: common_pb2.Audio, what: str = "audio", max_seconds: float | None = None) -> AudioClip:
+    """Decode and validate; raises AudioFormatError naming ``what`` and the reason.
+
+    ``max_seconds``: refuse a longer clip (AudioTooLongError) from its header and byte count alone,
+    before any sample is looked at, so an oversized request costs no decoding work.
+    """
     if msg.encoding not in _SAMPLE_DTYPES:
         raise AudioFormatError(f"{what}: unknown encoding {msg.encoding}")
     if msg.sample_rate <= 0:
         raise AudioFormatError(f"{what}: sample_rate must be positive, got {msg.sample_rate}")
+    if not MIN_SAMPLE_RATE <= msg.sample_rate <= MAX_SAMPLE_RATE:
+        raise AudioFormatError(
+            f"{what}: sample_rate {msg.sample_rate} Hz is outside [{MIN_SAMPLE_RATE}, {MAX_SAMPLE_RATE}] Hz"
+        )
     if msg.channels != 1:
         raise AudioFormatError(f"{what}: expected mono audio, got {msg.channels} channels")
     dtype = _SAMPLE_DTYPES[msg.encoding]
     if len(msg.data) % dtype.itemsize:
         raise AudioFormatError(f"{what}: {len(msg.data)} bytes is not a whole number of {dtype.itemsize}-byte samples")
-    samples = np.frombuffer(msg.data, dtype=dtype)
-    if samples.size == 0:
+    n = len(msg.data) // dtype.itemsize
+    if n == 0:
         raise AudioFormatError(f"{what}: empty audio")
-    if dtype.kind == "f" and not np.all(np.isfinite(samples)):
-        raise AudioFormatError(f"{what}: contains NaN or infinite samples")
+    if max_seconds is not None and n / msg.sample_rate > max_seconds:
+        raise AudioTooLongError(
+            f"{what} is {n / msg.sample_rate:.1f} s ({n} samples at {msg.sample_rate} Hz); "
+            f"at most {max_seconds:g} s accepted"
+        )
+    samples = np.frombuffer(msg.data, dtype=dtype)
+    if dtype.kind == "f":
+        if not np.all(np.isfinite(samples)):
+            raise AudioFormatError(f"{what}: contains NaN or infinite samples")
+        peak = float(np.max(np.abs(samples)))
+        if peak > MAX_FLOAT_MAGNITUDE:
+            raise AudioFormatError(
+                f"{what}: sample magnitude {peak:g} exceeds {MAX_FLOAT_MAGNITUDE:g} (float full scale is 1.0)"
+            )
     return AudioClip(samples=samples.astype(dtype.newbyteorder("=")), sample_rate=int(msg.sample_rate))
 
 

@@ -167,8 +167,13 @@ class DetectorModel(_ModelBase):
         a, b = self.calibration
         return [a * float(x) + b for x in scores]
 
-    # Clips longer than this are INVALID_ARGUMENT (documented per service).
+    # The clips the service accepts (DetectorInfo.min_seconds, max_seconds, sample_rates): the SDK
+    # refuses any other with INVALID_ARGUMENT naming the clip, its duration or rate and the bound,
+    # before the model is called. A longer clip is refused from its byte count, before decoding.
+    min_seconds: ClassVar[float] = 0.005  # 5 ms: refuses a 1-sample clip; a model that needs a frame or more raises it
     max_seconds: ClassVar[float] = 600.0
+    # Sample rates (Hz) accepted; empty: any rate the codec accepts (the model resamples).
+    sample_rates: ClassVar[tuple[int, ...]] = ()
 
     @abc.abstractmethod
     def score_batch(self, clips: list[AudioClip]) -> list[float]:

@@ -100,9 +100,11 @@ def _options(model: _ModelBase) -> list[common_pb2.OptionSpec]:
     ]
 
 
-def _decode(msg: common_pb2.Audio, what: str) -> AudioClip:
+def _decode(msg: common_pb2.Audio, what: str, max_seconds: float) -> AudioClip:
+    """The clip, or INVALID_ARGUMENT naming what is wrong; a clip over ``max_seconds`` is refused from
+    its byte count, before any decoding work."""
     try:
-        return decode_audio(msg, what)
+        return decode_audio(msg, what, max_seconds=max_seconds)
     except AudioFormatError as e:
         raise InvalidArgument(str(e)) from None
 
@@ -137,6 +139,8 @@ class GeneratorServicer(_ModelServicer, generator_pb2_grpc.GeneratorServiceServi
                 for v in m.voices
             ],
             options=_options(m),
+            max_text_chars=m.max_text_chars,
+            max_source_seconds=m.max_source_seconds,
         )
 
     def _to_request(self, req: generator_pb2.SynthesizeRequest) -> SynthesisRequest:
@@ -170,20 +174,12 @@ class GeneratorServicer(_ModelServicer, generator_pb2_grpc.GeneratorServiceServi
         if needs.reference:
             if not req.HasField("reference_audio"):
                 raise InvalidArgument(f"{task} needs reference_audio")
-            out.reference_audio = self._bounded(_decode(req.reference_audio, "reference_audio"), "reference_audio")
+            out.reference_audio = _decode(req.reference_audio, "reference_audio", m.max_source_seconds)
         if needs.source:
             if not req.HasField("source_audio"):
                 raise InvalidArgument(f"{task} needs source_audio")
-            out.source_audio = self._bounded(_decode(req.source_audio, "source_audio"), "source_audio")
+            out.source_audio = _decode(req.source_audio, "source_audio", m.max_source_seconds)
         return out
-
-    def _bounded(self, clip: AudioClip, what: str) -> AudioClip:
-        if clip.duration > self.model.max_source_seconds:
-            raise InvalidArgument(
-                f"{what} is {clip.duration:.1f} s; {self.model.name} accepts at most "
-                f"{self.model.max_source_seconds:.0f} s"
-            )
-        return clip
 
     def Synthesize(
         self, request: generator_pb2.SynthesizeRequest, context: grpc.ServicerContext
@@ -213,16 +209,26 @@ class DetectorServicer(_ModelServicer, detector_pb2_grpc.DetectorServiceServicer
             calibrated=m.serves_llr,
             max_batch_size=m.max_batch_size,
             options=_options(m),
+            min_seconds=m.min_seconds,
+            max_seconds=m.max_seconds,
+            sample_rates=sorted(m.sample_rates),
         )
 
     def _clip(self, item: detector_pb2.ScoreRequest) -> AudioClip:
         if not item.request_id:
             raise InvalidArgument("request_id is empty")
-        self.model.resolve_options(dict(item.parameters))
-        clip = _decode(item.audio, "audio")
-        if clip.duration > self.model.max_seconds:
+        m = self.model
+        m.resolve_options(dict(item.parameters))
+        if m.sample_rates and item.audio.sample_rate not in m.sample_rates:
             raise InvalidArgument(
-                f"audio is {clip.duration:.1f} s; {self.model.name} accepts at most {self.model.max_seconds:.0f} s"
+                f"audio at {item.audio.sample_rate} Hz; {m.name} accepts "
+                f"{', '.join(str(r) for r in sorted(m.sample_rates))} Hz"
+            )
+        clip = _decode(item.audio, "audio", m.max_seconds)
+        if clip.duration < m.min_seconds:
+            raise InvalidArgument(
+                f"audio is {clip.duration:.4f} s ({clip.samples.size} samples at {clip.sample_rate} Hz); "
+                f"{m.name} needs at least {m.min_seconds:g} s"
             )
         return clip
 
@@ -273,10 +279,38 @@ class DetectorServicer(_ModelServicer, detector_pb2_grpc.DetectorServiceServicer
         return detector_pb2.ScoreBatchResponse(items=outcomes, timing=sw.to_proto())
 
 
+@dataclass(frozen=True)
+class UndecodableRequest:
+    """Stands in for a request whose bytes did not parse (e.g. invalid UTF-8 in a string field).
+
+    grpc answers a deserializer's exception with INTERNAL ("Exception deserializing request!"),
+    blaming the server for the client's bytes; ``tolerant_deserializer`` returns this instead, and
+    the interceptor answers INVALID_ARGUMENT with the parser's reason.
+    """
+
+    reason: str
+
+
+def tolerant_deserializer(deserialize: Callable[[bytes], Any] | None) -> Callable[[bytes], Any] | None:
+    """``deserialize``, returning an UndecodableRequest where it raises."""
+    if deserialize is None:
+        return None
+
+    def parse(data: bytes) -> Any:
+        try:
+            return deserialize(data)
+        except Exception as e:  # protobuf's DecodeError, or a UnicodeDecodeError from a string field
+            return UndecodableRequest(f"{type(e).__name__}: {e}")
+
+    return parse
+
+
 class ErrorMappingInterceptor(grpc.ServerInterceptor):  # type: ignore[misc]  # grpc ships no type stubs
     """Maps ServiceError to its status code and anything else to INTERNAL; logs every call's latency.
 
     Every error message starts with the request id (or the batch size) so the client can name the item.
+    A request that does not parse (invalid UTF-8 in a string, truncated bytes) is the client's:
+    INVALID_ARGUMENT, before the servicer sees it.
     """
 
     def intercept_service(
@@ -288,6 +322,9 @@ class ErrorMappingInterceptor(grpc.ServerInterceptor):  # type: ignore[misc]  # 
         inner, method = handler.unary_unary, handler_call_details.method
 
         def wrapper(request: Any, context: grpc.ServicerContext) -> Any:
+            if isinstance(request, UndecodableRequest):
+                log.debug("%s INVALID_ARGUMENT: undecodable request", method)
+                context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"{method}: request does not parse: {request.reason}")
             rid = getattr(request, "request_id", "") or (
                 f"batch of {len(request.items)}" if hasattr(request, "items") else method
             )
@@ -309,7 +346,9 @@ class ErrorMappingInterceptor(grpc.ServerInterceptor):  # type: ignore[misc]  # 
                 log.debug("%s %s %s %.1f ms", method, rid, code, 1000 * (time.perf_counter() - t0))
 
         return grpc.unary_unary_rpc_method_handler(
-            wrapper, request_deserializer=handler.request_deserializer, response_serializer=handler.response_serializer
+            wrapper,
+            request_deserializer=tolerant_deserializer(handler.request_deserializer),
+            response_serializer=handler.response_serializer,
         )
 
 

@@ -20,18 +20,24 @@ END_TO_END_RAW_WAVEFORM: DetectorFamily
 PRETRAINED_FRONT_END: DetectorFamily
 
 class DetectorInfo(_message.Message):
-    __slots__ = ("model", "family", "calibrated", "max_batch_size", "options")
+    __slots__ = ("model", "family", "calibrated", "max_batch_size", "options", "min_seconds", "max_seconds", "sample_rates")
     MODEL_FIELD_NUMBER: _ClassVar[int]
     FAMILY_FIELD_NUMBER: _ClassVar[int]
     CALIBRATED_FIELD_NUMBER: _ClassVar[int]
     MAX_BATCH_SIZE_FIELD_NUMBER: _ClassVar[int]
     OPTIONS_FIELD_NUMBER: _ClassVar[int]
+    MIN_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    MAX_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    SAMPLE_RATES_FIELD_NUMBER: _ClassVar[int]
     model: _common_pb2.ModelInfo
     family: DetectorFamily
     calibrated: bool
     max_batch_size: int
     options: _containers.RepeatedCompositeFieldContainer[_common_pb2.OptionSpec]
-    def __init__(self, model: _Optional[_Union[_common_pb2.ModelInfo, _Mapping]] = ..., family: _Optional[_Union[DetectorFamily, str]] = ..., calibrated: _Optional[bool] = ..., max_batch_size: _Optional[int] = ..., options: _Optional[_Iterable[_Union[_common_pb2.OptionSpec, _Mapping]]] = ...) -> None: ...
+    min_seconds: float
+    max_seconds: float
+    sample_rates: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, model: _Optional[_Union[_common_pb2.ModelInfo, _Mapping]] = ..., family: _Optional[_Union[DetectorFamily, str]] = ..., calibrated: _Optional[bool] = ..., max_batch_size: _Optional[int] = ..., options: _Optional[_Iterable[_Union[_common_pb2.OptionSpec, _Mapping]]] = ..., min_seconds: _Optional[float] = ..., max_seconds: _Optional[float] = ..., sample_rates: _Optional[_Iterable[int]] = ...) -> None: ...
 
 class ScoreRequest(_message.Message):
     __slots__ = ("request_id", "audio", "parameters")

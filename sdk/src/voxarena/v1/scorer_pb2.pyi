@@ -23,8 +23,20 @@ class MetricSpec(_message.Message):
     columns: _containers.RepeatedScalarFieldContainer[str]
     def __init__(self, name: _Optional[str] = ..., higher_is_better: _Optional[bool] = ..., aggregation: _Optional[str] = ..., description: _Optional[str] = ..., needs: _Optional[_Iterable[str]] = ..., columns: _Optional[_Iterable[str]] = ...) -> None: ...
 
+class ScorerLimits(_message.Message):
+    __slots__ = ("max_bootstrap_resamples", "max_clip_seconds", "max_clips_per_request", "max_trials_per_set")
+    MAX_BOOTSTRAP_RESAMPLES_FIELD_NUMBER: _ClassVar[int]
+    MAX_CLIP_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    MAX_CLIPS_PER_REQUEST_FIELD_NUMBER: _ClassVar[int]
+    MAX_TRIALS_PER_SET_FIELD_NUMBER: _ClassVar[int]
+    max_bootstrap_resamples: int
+    max_clip_seconds: float
+    max_clips_per_request: int
+    max_trials_per_set: int
+    def __init__(self, max_bootstrap_resamples: _Optional[int] = ..., max_clip_seconds: _Optional[float] = ..., max_clips_per_request: _Optional[int] = ..., max_trials_per_set: _Optional[int] = ...) -> None: ...
+
 class ScorerInfo(_message.Message):
-    __slots__ = ("model", "metrics", "fingerprint")
+    __slots__ = ("model", "metrics", "fingerprint", "limits")
     class FingerprintEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -35,10 +47,12 @@ class ScorerInfo(_message.Message):
     MODEL_FIELD_NUMBER: _ClassVar[int]
     METRICS_FIELD_NUMBER: _ClassVar[int]
     FINGERPRINT_FIELD_NUMBER: _ClassVar[int]
+    LIMITS_FIELD_NUMBER: _ClassVar[int]
     model: _common_pb2.ModelInfo
     metrics: _containers.RepeatedCompositeFieldContainer[MetricSpec]
     fingerprint: _containers.ScalarMap[str, str]
-    def __init__(self, model: _Optional[_Union[_common_pb2.ModelInfo, _Mapping]] = ..., metrics: _Optional[_Iterable[_Union[MetricSpec, _Mapping]]] = ..., fingerprint: _Optional[_Mapping[str, str]] = ...) -> None: ...
+    limits: ScorerLimits
+    def __init__(self, model: _Optional[_Union[_common_pb2.ModelInfo, _Mapping]] = ..., metrics: _Optional[_Iterable[_Union[MetricSpec, _Mapping]]] = ..., fingerprint: _Optional[_Mapping[str, str]] = ..., limits: _Optional[_Union[ScorerLimits, _Mapping]] = ...) -> None: ...
 
 class ClipRequest(_message.Message):
     __slots__ = ("request_id", "metrics", "audio", "text", "speaker_reference", "source_reference", "generation_timing", "reference_aligned")
