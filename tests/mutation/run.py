@@ -19,7 +19,7 @@ Why cosmic-ray and not mutmut: mutmut 3 mutates function bodies only (through tr
 the constants that matter most here, a dataclass field default (``CostModel.c_fa = 10``) and
 module-level tables (composite weights, codec rates), would never be mutated; cosmic-ray mutates
 any expression, runs any shell command as the test (a targeted selection per target), and works
-with this flat layout unchanged.
+with this layout as it is (two import roots, ``SOURCE_ROOTS``, put first on the path).
 """
 
 from __future__ import annotations
@@ -39,6 +39,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 FORKSERVER = Path(__file__).resolve().with_name("forkserver.py")
 TARGET_SCORE = 0.85
+# Where the tree's packages are imported from: the voxarena distribution (``voxarena/``) and the
+# voxarena-sdk one (``sdk/src/voxarena/``), relative to the repository (or a scratch copy of it).
+SOURCE_ROOTS = (".", "sdk/src")
 
 # Operators left out: replacing arithmetic with bitwise/shift/modulo operators (and the reverse, which
 # mostly rewrites ``X | None`` annotations, inert under ``from __future__ import annotations``) and
@@ -166,14 +169,24 @@ class Result:
         return self.killed / tested if tested else float("nan")
 
 
-def _env() -> dict[str, str]:
-    # The scratch copy is not beside ../shared: point the tests at the real speech data.
+def _env(scratch: Path) -> dict[str, str]:
+    # The scratch copy is not beside ../shared: point the tests at the real speech data. Its import
+    # roots go first on the path: both distributions are installed editable from the checkout, and
+    # ``voxarena`` is a namespace package over both, so without them ``voxarena.sdk`` (and the
+    # contract's stubs, codec, ...) would be imported from the checkout, never the mutated copy.
     speech = os.environ.get("VOXARENA_SPEECH", str(REPO.parent / "shared" / "data" / "speech"))
-    return {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONDONTWRITEBYTECODE": "1", "VOXARENA_SPEECH": speech}
+    path = os.pathsep.join(str(scratch / root) for root in SOURCE_ROOTS)
+    return {
+        **os.environ,
+        "OMP_NUM_THREADS": "1",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "VOXARENA_SPEECH": speech,
+        "PYTHONPATH": path,
+    }
 
 
 def _run(cmd: list[str], cwd: Path, log, timeout: float | None = None) -> subprocess.CompletedProcess:
-    env = _env()
+    env = _env(cwd)
     log.write(f"$ {' '.join(cmd)}\n")
     log.flush()
     return subprocess.run(
@@ -290,7 +303,7 @@ def run_target(target: Target, workdir: Path, resume: bool = False, retest: bool
     sock = scratch / "forkserver.sock"
     t0 = time.perf_counter()
     with open(workdir / f"{target.name}.log", "a" if resume else "w") as log:
-        env = _env()
+        env = _env(scratch)
         server = subprocess.Popen(
             ["nice", "-n", "10", sys.executable, str(FORKSERVER), "serve", str(sock)],
             cwd=workdir,

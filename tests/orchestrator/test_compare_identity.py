@@ -175,6 +175,9 @@ def test_an_image_entry_in_both_runs_must_be_the_same_image_id(tmp_path):
     rebuilt = run(tmp_path, "rebuilt", {"services.gen.image": {**image, "id": "sha256:" + "2" * 64}})
     expected = f"gen: image differs (acme/gen:1.0 sha256:{'1' * 64} vs acme/gen:1.0 sha256:{'2' * 64})"
     assert protocol_differences(a, rebuilt) == [expected]
+    assert protocol_differences(rebuilt, a) == [
+        f"gen: image differs (acme/gen:1.0 sha256:{'2' * 64} vs acme/gen:1.0 sha256:{'1' * 64})"
+    ]
     both = run(tmp_path, "both", {"services.gen.image": {"id": "sha256:3"}, "services.gen.info.model.version": "2"})
     assert protocol_differences(a, both) == [
         "gen: version differs ('1.0.0' vs '2')",
