@@ -51,6 +51,18 @@ class Failing(DummyGenerator):
         return super().synthesize(request)
 
 
+def last_line(output: str) -> str:
+    return output.strip().splitlines()[-1]
+
+
+def assert_status(cli: CliRunner, out: Path, code: int, line: str) -> None:
+    """``orchestrator status`` ends with the same verdict and exit code as the run."""
+    shown = cli.invoke(app, ["status", str(out)])
+    assert shown.exit_code == code and last_line(shown.output).startswith(line), shown.output
+    st = json.loads(cli.invoke(app, ["status", str(out), "--json"]).output)
+    assert st["complete"] is (code == 0) and st["outcome"]["exit_code"] == code
+
+
 def kinds(out: Path) -> list[str]:
     return sorted(g.get("failure", "ok") for g in generations(out).values())
 
@@ -72,18 +84,40 @@ def test_a_plain_rerun_retries_transient_failures_and_keeps_permanent_ones(tmp_p
         out = tmp_path / "run"
         cli = CliRunner()
         argv = ["run", str(config), "--out", str(out), "--no-progress"]
-        cli.invoke(app, argv)
+        first = cli.invoke(app, argv)
         assert model.calls == 3 and kinds(out) == ["input", "ok", "transient"]
+        # Exit 3: a rerun has something to retry; the last line counts the failures by kind.
+        assert first.exit_code == 3, first.output
+        assert last_line(first.output).startswith("incomplete: 2 failed (1 input, 1 transient): rerun")
+        assert_status(cli, out, 3, "incomplete: 2 failed (1 input, 1 transient)")
+        # Metrics are written on what passed, and marked: metrics/coverage.json, a banner in the report.
+        assert (out / "metrics" / "generator_metrics.csv").exists()
+        marker = json.loads((out / "metrics" / "coverage.json").read_text())
+        assert marker["complete"] is False and marker["failed_by_kind"] == {"input": 1, "transient": 1}
+        assert cli.invoke(app, ["report", str(out)]).exit_code == 0
+        rep = json.loads((out / "report.json").read_text())
+        assert rep["complete"] is False and rep["outcome"]["failed_by_kind"] == {"input": 1, "transient": 1}
+        banner = (out / "report.html").read_text().split('id="incomplete"')[1].split("</p>")[0]
+        assert "2 failed (1 input, 1 transient)" in banner
 
         model.broken = False
-        cli.invoke(app, argv)  # plain rerun: the transient failure only
+        again = cli.invoke(app, argv)  # plain rerun: the transient failure only
         assert model.calls == 4 and kinds(out) == ["input", "ok", "ok"]
+        assert again.exit_code == 4, again.output  # permanent failures only
+        assert last_line(again.output).startswith("incomplete: 1 failed (1 input): permanent failures only")
+        assert_status(cli, out, 4, "incomplete: 1 failed (1 input)")
 
-        cli.invoke(app, argv)  # the permanent one stays until asked for
+        assert cli.invoke(app, argv).exit_code == 4  # the permanent one stays until asked for
         assert model.calls == 4
 
-        cli.invoke(app, [*argv, "--retry-failed"])
+        retried = cli.invoke(app, [*argv, "--retry-failed"])
         assert model.calls == 5 and kinds(out) == ["ok", "ok", "ok"]
+        assert retried.exit_code == 0 and last_line(retried.output) == "complete", retried.output
+        assert_status(cli, out, 0, "complete")
+        marker = json.loads((out / "metrics" / "coverage.json").read_text())
+        assert marker["complete"] is True and marker["failed_by_kind"] == {} and marker["exit_code"] == 0
+        assert cli.invoke(app, ["report", str(out)]).exit_code == 0
+        assert 'id="incomplete"' not in (out / "report.html").read_text()
     finally:
         running.server.stop(0)
 

@@ -147,7 +147,7 @@ def test_retry_failed_redoes_failed_rows_only(tmp_path, synthetic_dataset, make_
         argv = ["run", str(config), "--out", str(out), "--no-progress"]
 
         first = cli.invoke(app, argv)
-        assert first.exit_code == 0, first.output
+        assert first.exit_code == 4, first.output  # incomplete: permanent failures only
         gens = generations(out)
         assert len(gens) == 3 and {g["status"] for g in gens.values()} == {"failed"}
         # INVALID_ARGUMENT is the client's mistake: one call per item, never retried (retries: 2).
@@ -155,8 +155,8 @@ def test_retry_failed_redoes_failed_rows_only(tmp_path, synthetic_dataset, make_
         assert {g["code"] for g in gens.values()} == {"INVALID_ARGUMENT"}
 
         model.broken = False
-        again = cli.invoke(app, argv)  # a plain resume keeps failed rows as they are
-        assert again.exit_code == 0, again.output
+        again = cli.invoke(app, argv)  # a plain resume keeps permanently failed rows as they are
+        assert again.exit_code == 4, again.output
         assert model.calls == 3 and {g["status"] for g in generations(out).values()} == {"failed"}
 
         retried = cli.invoke(app, [*argv, "--retry-failed"])

@@ -60,7 +60,7 @@ def test_coverage_of_a_finished_run(finished_run):
     assert st["metrics_written"] and st["failed"] == bad["failed"]
 
 
-def test_a_cut_short_run_shows_pending_work_and_exits_1(finished_run, tmp_path):
+def test_a_cut_short_run_shows_pending_work_and_exits_3(finished_run, tmp_path):
     import shutil
 
     cut = tmp_path / "cut"
@@ -77,7 +77,8 @@ def test_a_cut_short_run_shows_pending_work_and_exits_1(finished_run, tmp_path):
         text=True,
         timeout=120,
     )
-    assert out.returncode == 1 and "INCOMPLETE" in out.stdout
+    # Exit 3: a rerun has work to do (here: the pending detections).
+    assert out.returncode == 3 and "incomplete:" in out.stdout and "pending" in out.stdout
     js = subprocess.run(
         [sys.executable, "-m", "voxarena.orchestrator", "status", str(cut), "--json"],
         cwd=REPO,

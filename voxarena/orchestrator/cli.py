@@ -21,6 +21,7 @@ from .clients import ServiceStartError
 from .config import ConfigError, load_config
 from .manifest import DatasetError
 from .pipeline import Arena, RunError
+from .status import run_status
 from .summary import print_summary
 
 app = typer.Typer(
@@ -53,7 +54,10 @@ def run(
         "uses the compose service of the same name (dns:///NAME:50051, round robin)",
     ),
 ) -> None:
-    """Plan from a frozen manifest, run every generator and detector, score, and write the run directory."""
+    """Plan from a frozen manifest, run every generator and detector, score, and write the run directory.
+
+    Exit code 0 when complete; 2 when the run cannot be done (config, dataset, services, run directory);
+    3 when it ends incomplete and a rerun retries (transient failures); 4 with permanent failures only."""
     try:
         cfg = load_config(config, {"protocol.seed": seed, "dataset.max_items": max_items, "dataset.root": data_root})
         run_dir = out or Path("runs") / cfg.name
@@ -83,6 +87,10 @@ def run(
         f"run directory: {run_dir}  wall time: {time.perf_counter() - t0:.1f} s  "
         f"manifest: {record['manifest']['items']} items ({record['manifest']['sha256'][:12]})"
     )
+    outcome = run_status(run_dir)["outcome"]
+    console.print(outcome["summary"], highlight=False, soft_wrap=True)
+    if outcome["exit_code"]:
+        raise typer.Exit(outcome["exit_code"])
 
 
 # `orchestrator --help` lists the commands in the order they are registered.

@@ -16,7 +16,8 @@ def status(
 ) -> None:
     """Coverage of a run: done, failed and pending per stage and service, with failure reasons.
 
-    Exit code 0 when every planned call is done and the metrics are written, 1 otherwise."""
+    Exit code 0 when every planned call is done, none failed and the metrics are written; 3 when a rerun
+    has work to do (transient failures, pending work, metrics); 4 when only permanent failures remain."""
     from rich.table import Table
 
     from .status import NotARunDirectory, run_status
@@ -45,14 +46,9 @@ def status(
         for r in st["coverage"]:
             for reason, n in r["failure_reasons"].items():
                 console.print(f"  {r['stage']} {r['service']}: {n} x {reason}", highlight=False)
-        console.print(
-            "complete"
-            if st["complete"]
-            else "INCOMPLETE: rerun `orchestrator run` with the same config and --out to resume"
-            + ("" if st["metrics_written"] else " (no metrics written yet)")
-        )
-    if not st["complete"]:
-        raise typer.Exit(1)
+        console.print(st["outcome"]["summary"], highlight=False, soft_wrap=True)
+    if st["outcome"]["exit_code"]:
+        raise typer.Exit(st["outcome"]["exit_code"])
 
 
 def compare(

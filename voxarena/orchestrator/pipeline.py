@@ -30,6 +30,7 @@ from .metrics import write_metrics
 from .plan import Plan
 from .run_store import RunStore
 from .stages import Degrade, Detect, Generate, Measure
+from .status import write_coverage
 
 __all__ = ["Arena", "RunError"]
 
@@ -162,6 +163,7 @@ class Arena:
             write_metrics(
                 evaluation_store(self.store, self.calibration), self.cfg, manifest, infos, self.fleet.scorer.client
             )
+            write_coverage(self.store.dir)
         finally:
             cpu = self.fleet.stop()
         wall = time.perf_counter() - t0

@@ -8,7 +8,8 @@ rest are tables: generator metrics with confidence intervals and composite ranks
 ranks, per-label breakdowns, I2D aggregates, coverage and failures, and provenance (models,
 licences, weights hashes, versions, manifest hash, scorer fingerprint). A run that is incomplete
 (pending work, no metrics) is refused
-unless ``allow_incomplete``; the report then says so at the top.
+unless ``allow_incomplete``; the report then says so at the top. A finished run with failed rows is
+reported, with a banner at the top counting them by kind.
 
 This module assembles the report's data (``report.json``); ``report_html`` renders the page.
 """
@@ -21,6 +22,7 @@ from pathlib import Path
 from .calibration_plots import calibration_data
 from .fusion import recorded_calibration_items
 from .manifest import ManifestSet
+from .outcome import Outcome
 from .report_html import render_html
 from .run_store import CLEAN, condition_of, iteration_of, read_csv, read_jsonl
 from .status import run_status
@@ -62,6 +64,9 @@ def build_report(run_dir: Path, allow_incomplete: bool = False) -> dict:
             f"{run_dir}: incomplete run ({'; '.join(problems)}); finish it with `orchestrator run` "
             "(same config and --out) or pass --allow-incomplete to report it as such"
         )
+    failed = Outcome.of_coverage(status["coverage"], metrics_written=True)
+    if failed.failed:  # reported, never refused: the metrics are computed on what passed
+        problems.append(f"{failed.counts()} rows, left out of the metrics")
     record = json.loads((run_dir / "run.json").read_text())
     metrics = run_dir / "metrics"
     fingerprint = (
@@ -111,6 +116,7 @@ def build_report(run_dir: Path, allow_incomplete: bool = False) -> dict:
         "name": record.get("name"),
         "complete": not problems,
         "problems": problems,
+        "outcome": status["outcome"],
         "provenance": {
             "manifest": record["manifest"],
             "seeds": record.get("seeds"),

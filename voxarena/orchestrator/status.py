@@ -16,6 +16,7 @@ from pathlib import Path
 
 from .failures import failure_kind
 from .manifest import ManifestSet
+from .outcome import Outcome
 from .plan import Plan
 from .run_store import detector_label, read_jsonl
 
@@ -96,6 +97,7 @@ def run_status(run_dir: Path) -> dict:
     metrics_written = (run_dir / "metrics" / "detection_metrics.csv").exists() or (
         run_dir / "metrics" / "generator_metrics.csv"
     ).exists()
+    outcome = Outcome.of_coverage(rows, metrics_written)
     return {
         "run_dir": str(run_dir),
         "name": record.get("name"),
@@ -103,6 +105,18 @@ def run_status(run_dir: Path) -> dict:
         "finished": "ended_at" in record,
         "metrics_written": metrics_written,
         "coverage": rows,
-        "complete": all(r["pending"] == 0 for r in rows) and metrics_written,
+        "complete": outcome.complete,  # every planned call done, none failed, metrics written
         "failed": sum(r["failed"] for r in rows),
+        "outcome": outcome.as_dict(),
     }
+
+
+def write_coverage(run_dir: Path) -> Path:
+    """``metrics/coverage.json``: whether the metrics beside it were computed on every planned row, and
+    if not, what is missing by kind. The CSVs stay as they are; this file marks them complete or not
+    (no path or time in it, so a complete run's metrics directory has the same bytes wherever it is)."""
+    st = run_status(run_dir)
+    coverage = {"format": "voxarena.coverage/1", **st["outcome"], "coverage": st["coverage"]}
+    path = run_dir / "metrics" / "coverage.json"
+    path.write_text(json.dumps(coverage, indent=1, sort_keys=True) + "\n")
+    return path
