@@ -26,6 +26,37 @@ from .registry import REGISTRY, ClipInputs, Metric, MetricInputError, UnknownMet
 log = logging.getLogger("voxarena.scorer")
 SCORER_VERSION = "1.0.0"
 
+# Request bounds (ScorerLimits in GetInfo): each bounds a call's time and memory; a request outside
+# them is INVALID_ARGUMENT before any work. 100000 resamples of a 10000-trial set take minutes, not days.
+MAX_BOOTSTRAP_RESAMPLES = 100_000
+MAX_CLIP_SECONDS = 600.0
+MAX_CLIPS_PER_REQUEST = 256
+MAX_TRIALS_PER_SET = 10_000_000
+DEFAULT_CONFIDENCE = 0.95
+
+
+def limits() -> scorer_pb2.ScorerLimits:
+    return scorer_pb2.ScorerLimits(
+        max_bootstrap_resamples=MAX_BOOTSTRAP_RESAMPLES,
+        max_clip_seconds=MAX_CLIP_SECONDS,
+        max_clips_per_request=MAX_CLIPS_PER_REQUEST,
+        max_trials_per_set=MAX_TRIALS_PER_SET,
+    )
+
+
+def requested_bootstrap(
+    request: scorer_pb2.AggregateRequest | scorer_pb2.DetectionMetricsRequest,
+) -> scorer_pb2.Bootstrap | None:
+    """The request's bootstrap (None: no intervals), or INVALID_ARGUMENT when it is out of bounds."""
+    if not request.HasField("bootstrap") or request.bootstrap.resamples == 0:
+        return None
+    boot = request.bootstrap
+    if boot.resamples > MAX_BOOTSTRAP_RESAMPLES:
+        raise InvalidArgument(f"bootstrap resamples {boot.resamples} exceeds the maximum {MAX_BOOTSTRAP_RESAMPLES}")
+    if boot.confidence != 0 and not 0 < boot.confidence < 1:  # NaN fails both comparisons: refused
+        raise InvalidArgument(f"bootstrap confidence {boot.confidence} is outside (0, 1)")
+    return boot
+
 
 def _metric(name: str) -> Metric:
     try:
@@ -48,7 +79,7 @@ def detection_intervals(
         values = detection.detection_metrics(scores[idx][is_bona[idx]], scores[idx][~is_bona[idx]], costs)
         return detection.bootstrap_figures(values)
 
-    return cluster_intervals(clusters, statistic, boot.resamples, boot.seed, boot.confidence or 0.95)
+    return cluster_intervals(clusters, statistic, boot.resamples, boot.seed, boot.confidence or DEFAULT_CONFIDENCE)
 
 
 def fingerprint(metric_names: Iterable[str]) -> dict[str, str]:
@@ -96,14 +127,16 @@ class ScorerServicer(scorer_pb2_grpc.ScorerServiceServicer):
             deterministic=True,
             timing_scope="measure: all requested metrics of a batch",
         )
-        return scorer_pb2.ScorerInfo(model=info, metrics=specs, fingerprint=self._fingerprint)
+        return scorer_pb2.ScorerInfo(model=info, metrics=specs, fingerprint=self._fingerprint, limits=limits())
 
     @staticmethod
     def _decoded(item: scorer_pb2.ClipRequest, field: str) -> AudioClip:
+        """The clip's audio, or MetricInputError: a bad clip fails alone (its row says why), not its batch.
+        A clip over MAX_CLIP_SECONDS is refused from its byte count, before decoding."""
         try:
-            return decode_audio(getattr(item, field), f"{item.request_id}: {field}")
+            return decode_audio(getattr(item, field), field, max_seconds=MAX_CLIP_SECONDS)
         except AudioFormatError as e:
-            raise InvalidArgument(str(e)) from None
+            raise MetricInputError(str(e)) from None
 
     @classmethod
     def _inputs(cls, item: scorer_pb2.ClipRequest) -> ClipInputs:
@@ -127,32 +160,45 @@ class ScorerServicer(scorer_pb2_grpc.ScorerServiceServicer):
     ) -> scorer_pb2.MeasureClipsResponse:
         if not self.ready:
             raise NotReady("scorer is still loading")
-        out = []
+        if len(request.items) > MAX_CLIPS_PER_REQUEST:
+            raise InvalidArgument(f"{len(request.items)} clips exceeds the maximum {MAX_CLIPS_PER_REQUEST} per request")
+        for item in request.items:  # mistakes in the request itself fail it whole, before any work
+            if not item.request_id:
+                raise InvalidArgument("a clip has an empty request_id")
+            for n in item.metrics:
+                _metric(n)
         with Stopwatch("measure") as sw:
-            for item in request.items:
-                if not item.request_id:
-                    raise InvalidArgument("a clip has an empty request_id")
-                if not item.HasField("audio"):
-                    raise InvalidArgument(f"{item.request_id}: no audio")
-                metrics = [_metric(n) for n in item.metrics]
-                clip = self._inputs(item)
-                m = scorer_pb2.ClipMeasurement(request_id=item.request_id)
-                for metric in metrics:
-                    try:
-                        values, notes = metric.measure(clip)
-                    except MetricInputError as e:
-                        m.errors[metric.name] = str(e)
-                        continue
-                    m.values.update(values)
-                    m.notes.update(notes)
-                out.append(m)
+            out = [self._measure(item) for item in request.items]
         return scorer_pb2.MeasureClipsResponse(items=out, timing=sw.to_proto())
+
+    def _measure(self, item: scorer_pb2.ClipRequest) -> scorer_pb2.ClipMeasurement:
+        """One clip's row; an unusable clip (no audio, NaN, absurd rate, too long) is a row whose errors
+        give every requested metric the reason, so the other clips of the batch keep their measurements."""
+        m = scorer_pb2.ClipMeasurement(request_id=item.request_id)
+        metrics = [_metric(n) for n in item.metrics]
+        try:
+            if not item.HasField("audio"):
+                raise MetricInputError("no audio")
+            clip = self._inputs(item)
+        except MetricInputError as e:
+            for metric in metrics:
+                m.errors[metric.name] = f"unusable clip: {e}"
+            return m
+        for metric in metrics:
+            try:
+                values, notes = metric.measure(clip)
+            except MetricInputError as e:
+                m.errors[metric.name] = str(e)
+                continue
+            m.values.update(values)
+            m.notes.update(notes)
+        return m
 
     def Aggregate(
         self, request: scorer_pb2.AggregateRequest, context: grpc.ServicerContext
     ) -> scorer_pb2.AggregateResponse:
         metrics = [_metric(n) for n in request.metrics]
-        boot = request.bootstrap if request.HasField("bootstrap") and request.bootstrap.resamples > 0 else None
+        boot = requested_bootstrap(request)
         groups = []
         for group in request.groups:
             g = scorer_pb2.GroupMetrics(name=group.name)
@@ -163,7 +209,12 @@ class ScorerServicer(scorer_pb2_grpc.ScorerServiceServicer):
                     if metric.name not in c.errors and any(k.startswith(metric.name + ".") for k in c.values)
                 ]
                 rows = [dict(c.values) for c in clips]
-                values = metric.aggregate_columns(rows) if rows else {col: math.nan for col in metric.output_columns()}
+                try:
+                    values = (
+                        metric.aggregate_columns(rows) if rows else {col: math.nan for col in metric.output_columns()}
+                    )
+                except KeyError as e:  # the caller's stored measurements lack a value the metric needs
+                    raise InvalidArgument(f"group {group.name}: a {metric.name} clip lacks value {e}") from None
                 g.values.update(values)
                 g.counts[metric.name] = len(rows)
                 if boot and rows:
@@ -172,7 +223,7 @@ class ScorerServicer(scorer_pb2_grpc.ScorerServiceServicer):
                         functools.partial(_aggregate_resample, metric, rows),
                         boot.resamples,
                         boot.seed,
-                        boot.confidence or 0.95,
+                        boot.confidence or DEFAULT_CONFIDENCE,
                     )
                     g.ci_low.update(low)
                     g.ci_high.update(high)
@@ -185,13 +236,22 @@ class ScorerServicer(scorer_pb2_grpc.ScorerServiceServicer):
         costs = detection.ASVSPOOF5_COSTS
         if request.HasField("costs"):
             c = request.costs
-            if not (0 < c.p_spoof < 1 and c.c_miss > 0 and c.c_fa > 0):
+            if not (0 < c.p_spoof < 1 and 0 < c.c_miss < math.inf and 0 < c.c_fa < math.inf):
                 raise InvalidArgument(f"invalid costs: p_spoof={c.p_spoof} c_miss={c.c_miss} c_fa={c.c_fa}")
             costs = detection.CostModel(c.p_spoof, c.c_miss, c.c_fa)
-        boot = request.bootstrap if request.HasField("bootstrap") and request.bootstrap.resamples > 0 else None
+        boot = requested_bootstrap(request)
         out = []
         for s in request.sets:
+            n = len(s.bonafide_scores) + len(s.spoof_scores)
+            if n > MAX_TRIALS_PER_SET:
+                raise InvalidArgument(f"trial set {s.name}: {n} scores exceeds the maximum {MAX_TRIALS_PER_SET}")
             bona, spoof = np.array(s.bonafide_scores), np.array(s.spoof_scores)
+            for what, clusters, count in (
+                ("bonafide", s.bonafide_clusters, bona.size),
+                ("spoof", s.spoof_clusters, spoof.size),
+            ):
+                if clusters and len(clusters) != count:
+                    raise InvalidArgument(f"trial set {s.name}: {len(clusters)} {what} clusters for {count} scores")
             try:
                 values = detection.detection_metrics(bona, spoof, costs)
             except ValueError as e:
@@ -208,12 +268,6 @@ class ScorerServicer(scorer_pb2_grpc.ScorerServiceServicer):
                 min_cllr=values["min_cllr"],
             )
             if boot:
-                for what, clusters, n in (
-                    ("bonafide", s.bonafide_clusters, bona.size),
-                    ("spoof", s.spoof_clusters, spoof.size),
-                ):
-                    if clusters and len(clusters) != n:
-                        raise InvalidArgument(f"trial set {s.name}: {len(clusters)} {what} clusters for {n} scores")
                 low, high = detection_intervals(s, bona, spoof, costs, boot)
                 m.ci_low.update(low)
                 m.ci_high.update(high)
@@ -281,6 +335,9 @@ def _generator_composite(c: scorer_pb2.GeneratorComposite) -> scorer_pb2.Composi
         raise InvalidArgument(f"composite {c.name}: epsilon {eps} is outside [0, 1)")
     _unique("system", [s.system for s in c.systems], c.name)
     _unique("weighted metric", [w.metric for w in c.weights], c.name)
+    for w in c.weights:
+        if not 0 < w.weight < math.inf:
+            raise InvalidArgument(f"composite {c.name}: weight {w.weight} of {w.metric} is not a positive number")
     table = {s.system: dict(s.values) for s in c.systems}
     weights = {w.metric: w.weight for w in c.weights}
     return _scored(c.name, True, lambda: composite.generator_scores(table, weights, eps))
@@ -291,6 +348,10 @@ def _detector_composite(c: scorer_pb2.DetectorComposite) -> scorer_pb2.Composite
     if not 0 <= alpha <= 1:
         raise InvalidArgument(f"composite {c.name}: alpha {alpha} is outside [0, 1]")
     _unique("detector x generator pair", [f"{p.detector} x {p.generator}" for p in c.pairs], c.name)
+    for what, table in (("params_m", c.params_m), ("challenge", c.challenge)):
+        for key, value in table.items():
+            if not 0 < value < math.inf:
+                raise InvalidArgument(f"composite {c.name}: {what} {value} of {key} is not a positive number")
     pairs = [
         {"detector": p.detector, "generator": p.generator, "eer": p.eer, "cllr": p.cllr, "min_dcf": p.min_dcf}
         for p in c.pairs

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from .registry import ClipInputs, Measurement, Metric, MetricInputError, ratio_of_sums
 
 
@@ -14,6 +16,8 @@ class RealTimeFactor(Metric):
     def measure(self, clip: ClipInputs) -> Measurement:
         if clip.generation_wall_seconds is None:
             raise MetricInputError("no generation timing")
+        if not 0 <= clip.generation_wall_seconds < math.inf:
+            raise MetricInputError(f"generation wall_seconds {clip.generation_wall_seconds} is not a duration")
         return {"rtf.wall_seconds": clip.generation_wall_seconds, "rtf.audio_seconds": clip.audio.duration}, {}
 
     def aggregate(self, rows: list[dict[str, float]]) -> float:
