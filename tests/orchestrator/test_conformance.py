@@ -12,6 +12,7 @@ import pytest
 import soundfile as sf
 
 from voxarena.conformance import STILL_SERVING, run_conformance
+from voxarena.conformance.session import UNDECODABLE
 from voxarena.orchestrator.local_services import LocalService
 from voxarena.sdk import create_model_server
 from voxarena.services.testing import raw_faulty_services
@@ -85,6 +86,13 @@ RAW_FAULTS = {
         {"Score == ScoreBatch"},
     ),
     ("detector", "ignores_max_batch_size"): ("max_batch_size + 1 refused", "the call succeeded", set()),
+    ("generator", "internal_on_undecodable"): (UNDECODABLE, "INTERNAL", set()),
+    ("detector", "internal_on_undecodable"): (UNDECODABLE, "INTERNAL", set()),
+    ("detector", "accepts_junk_audio"): (
+        "1-sample clip rejected",
+        "the call succeeded",
+        {"bad audio rejected", "clip under min_seconds", "ScoreBatch per-item outcomes"},
+    ),
 }
 
 
@@ -301,6 +309,9 @@ def test_the_scorer_conforms(service):
     checks = {c.name: c for c in run_conformance(service("scorer"), timeout=120)}
     assert not [c for c in checks.values() if c.status == "FAIL"], checks
     assert checks["EER of known trials"].status == "PASS" and checks["unknown metric rejected"].status == "PASS"
+    for name in ("bootstrap confidence 1.5 refused", UNDECODABLE, "bad clip of a batch fails alone"):
+        assert checks[name].status == "PASS", checks[name]
+    assert checks["bootstrap resamples 100001 refused"].status == "PASS"
 
 
 def test_probes_cut_from_real_speech(in_process, speech_dir, tmp_path):

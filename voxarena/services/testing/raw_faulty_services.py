@@ -36,12 +36,15 @@ GENERATOR_FAULTS = {
     "default_option_refused": "declares option 'speaking_rate' but its code only knows 'speed'",
     "not_serving_after_bad_input": "turns its health NOT_SERVING after a request it refuses",
     "dies_after_bad_input": "exits when sent NaN audio",
+    "internal_on_undecodable": "answers a request it cannot parse (invalid UTF-8) INTERNAL, plain grpc's default",
 }
 DETECTOR_FAULTS = {
     "none": "honours the contract",
     "wrong_request_id": "echoes another request id",
     "is_llr_mismatch": "declares calibrated=false but answers is_llr=true",
     "ignores_max_batch_size": "declares max_batch_size 4 but scores any batch",
+    "accepts_junk_audio": "scores any bytes as float samples: a 1-sample clip, 1e30 samples, a 1 Hz rate",
+    "internal_on_undecodable": "answers a request it cannot parse (invalid UTF-8) INTERNAL, plain grpc's default",
 }
 FAULTS = {"generator": GENERATOR_FAULTS, "detector": DETECTOR_FAULTS}
 
@@ -59,6 +62,42 @@ def _timing(t0: float, t1: float, wall: float, scope: str) -> common_pb2.Timing:
     start.FromNanoseconds(int(t0 * 1e9))
     end.FromNanoseconds(int(t1 * 1e9))
     return common_pb2.Timing(wall_seconds=wall, start=start, end=end, scope=scope)
+
+
+class _Undecodable:
+    """A request whose bytes did not parse; ``ParseErrorsAreInvalidArgument`` answers it."""
+
+
+def _tolerant(deserialize):
+    def parse(data: bytes):
+        try:
+            return deserialize(data)
+        except Exception:  # protobuf's DecodeError: invalid UTF-8 in a string, truncated bytes
+            return _Undecodable()
+
+    return parse
+
+
+class ParseErrorsAreInvalidArgument(grpc.ServerInterceptor):
+    """Plain grpc answers a request it cannot parse with INTERNAL (the server's fault); the client sent
+    the bytes, so this answers INVALID_ARGUMENT, as a careful vendor's interceptor would."""
+
+    def intercept_service(self, continuation, handler_call_details):
+        handler = continuation(handler_call_details)
+        if handler is None or handler.unary_unary is None:
+            return handler
+        inner = handler.unary_unary
+
+        def call(request, context):
+            if isinstance(request, _Undecodable):
+                context.abort(grpc.StatusCode.INVALID_ARGUMENT, "request does not parse")
+            return inner(request, context)
+
+        return grpc.unary_unary_rpc_method_handler(
+            call,
+            request_deserializer=_tolerant(handler.request_deserializer),
+            response_serializer=handler.response_serializer,
+        )
 
 
 def _audio(msg: common_pb2.Audio, what: str) -> AudioClip:
@@ -156,6 +195,7 @@ class RawDetector(detector_pb2_grpc.DetectorServiceServicer):
 
     SCOPE = "score: RMS"
     MAX_BATCH = 4
+    MIN_SECONDS = 0.01
 
     def __init__(self, fault: str) -> None:
         self.fault = fault
@@ -173,6 +213,7 @@ class RawDetector(detector_pb2_grpc.DetectorServiceServicer):
             family=detector_pb2.HANDCRAFTED_FRONT_END,
             calibrated=False,
             max_batch_size=self.MAX_BATCH,
+            min_seconds=self.MIN_SECONDS,
         )
 
     def _score(self, item: detector_pb2.ScoreRequest) -> detector_pb2.ScoreResponse:
@@ -181,7 +222,13 @@ class RawDetector(detector_pb2_grpc.DetectorServiceServicer):
         if item.parameters:
             raise Refused(f"unknown option(s) {', '.join(sorted(item.parameters))}; raw-detector has none")
         t0, p0 = time.time(), time.perf_counter()
-        x = _audio(item.audio, "audio").as_float32().astype(np.float64)
+        if self.fault == "accepts_junk_audio":  # the bug: raw bytes taken as samples, nothing checked
+            x = np.frombuffer(item.audio.data[: len(item.audio.data) // 4 * 4], "<f4").astype(np.float64)
+        else:
+            clip = _audio(item.audio, "audio")
+            if clip.duration < self.MIN_SECONDS:
+                raise Refused(f"audio is {clip.duration:.4f} s; at least {self.MIN_SECONDS} s")
+            x = clip.as_float32().astype(np.float64)
         score = float(np.log(np.sqrt(np.mean(x**2)) + 1e-9))
         wall = time.perf_counter() - p0
         return detector_pb2.ScoreResponse(
@@ -240,6 +287,7 @@ def build_server(
     limit = int(max_message_mb * 1024 * 1024)
     server = grpc.server(
         futures.ThreadPoolExecutor(max_workers=workers),
+        interceptors=[] if fault == "internal_on_undecodable" else [ParseErrorsAreInvalidArgument()],
         options=[
             ("grpc.max_receive_message_length", limit),
             ("grpc.max_send_message_length", limit),

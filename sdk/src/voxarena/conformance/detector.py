@@ -16,8 +16,11 @@ What is sent and what is required (each check named as in the report):
   scores the same as leaving it unset; ``unknown option rejected``: an undeclared name is INVALID_ARGUMENT.
 - ``concurrent requests answered``: 8 Score calls at once on two different clips; each answer echoes
   its own request id with that clip's score (deterministic) or a finite one.
-- error paths, each followed by a health check: empty request id and bad audio (empty, NaN) ->
-  INVALID_ARGUMENT, oversize message -> RESOURCE_EXHAUSTED; ``still SERVING after every bad input``.
+- error paths, each followed by a health check: empty request id, bad audio (empty, NaN, 1e30
+  samples, 1 Hz, 10 MHz), a 1-sample clip, a clip just shorter than DetectorInfo.min_seconds, just
+  longer than max_seconds, at a rate outside DetectorInfo.sample_rates, a request whose string field
+  is not UTF-8 -> INVALID_ARGUMENT; oversize message -> RESOURCE_EXHAUSTED;
+  ``still SERVING after every bad input``.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from __future__ import annotations
 import math
 
 import grpc
+import numpy as np
 
 from voxarena.codec import AudioClip, encode_audio
 from voxarena.v1 import common_pb2, detector_pb2, detector_pb2_grpc
@@ -303,6 +307,12 @@ class DetectorChecks:
                 request_id="conformance-unknown-option", audio=self.clips[0], parameters={UNKNOWN_OPTION: "1"}
             ),
         )
+        for name, audio in self.out_of_bounds():
+            expect(name, detector_pb2.ScoreRequest(request_id="conformance-bounds", audio=audio))
+        s.undecodable(
+            "/voxarena.v1.DetectorService/Score",
+            detector_pb2.ScoreRequest(request_id="conformance-undecodable", audio=self.clips[2]).SerializeToString(),
+        )
         self.per_item_outcomes()
         big = common_pb2.Audio(
             sample_rate=16000, channels=1, encoding=common_pb2.PCM_S16LE, data=b"\0" * OVERSIZE_BYTES
@@ -312,6 +322,31 @@ class DetectorChecks:
             detector_pb2.ScoreRequest(request_id="conformance-big", audio=big),
             (grpc.StatusCode.RESOURCE_EXHAUSTED,),
         )
+
+    def out_of_bounds(self) -> list[tuple[str, common_pb2.Audio]]:
+        """Clips outside what every detector, and what this one declares, accepts."""
+        info, probe = self.info, self.s.probes[0]
+        rates = sorted(info.sample_rates)
+        rate = probe.sample_rate if not rates or probe.sample_rate in rates else rates[0]
+        tone = np.resize(probe.as_float32(), 2 * rate)  # any speech-like samples, at a rate it accepts
+
+        def clip(n: int) -> common_pb2.Audio:
+            return encode_audio(AudioClip(np.resize(tone, n), rate))
+
+        out = [("1-sample clip rejected", clip(1))]
+        below = math.ceil(info.min_seconds * rate) - 1
+        if below > 1:
+            out.append((f"clip under min_seconds {info.min_seconds:g} rejected", clip(below)))
+        if info.max_seconds > 0:
+            over = np.zeros(math.floor(info.max_seconds * rate) + rate, np.int16)  # 1 s over
+            if over.nbytes < BATCH_BUDGET_BYTES:
+                out.append(
+                    (f"clip over max_seconds {info.max_seconds:g} rejected", encode_audio(AudioClip(over, rate)))
+                )
+        if rates:
+            other = next(r for r in (8000, 11025, 16000, 22050, 24000, 32000, 44100, 48000, 7999) if r not in rates)
+            out.append((f"rate {other} Hz outside sample_rates rejected", encode_audio(AudioClip(tone, other))))
+        return out
 
     def per_item_outcomes(self) -> None:
         name = "ScoreBatch per-item outcomes"

@@ -22,7 +22,8 @@ voice where one is named):
   answer carries its own request id and seed, the declared rate, and (deterministic) the bytes the
   same request gives alone.
 - error paths, each followed by a health check: empty request id, each missing task input, bad audio
-  (empty, NaN) in each audio input -> INVALID_ARGUMENT; an undeclared task -> UNIMPLEMENTED; an
+  (empty, NaN, 1e30 samples, 1 Hz, 10 MHz) in each audio input and a request whose string field is not
+  UTF-8 -> INVALID_ARGUMENT; an undeclared task -> UNIMPLEMENTED; an
   oversize message -> RESOURCE_EXHAUSTED; ``still SERVING after every bad input``.
 """
 
@@ -429,6 +430,10 @@ class GeneratorChecks:
         req = self.request(first, "conformance-unknown-option", SEED)
         req.parameters[UNKNOWN_OPTION] = "1"
         expect("unknown option rejected", req)
+        s.undecodable(
+            "/voxarena.v1.GeneratorService/Synthesize",
+            self.request(first, "conformance-undecodable", SEED).SerializeToString(),
+        )
         big = self.request(first, "conformance-big", SEED, text="a" * OVERSIZE_BYTES)
         expect(
             "oversize message rejected",
@@ -439,10 +444,15 @@ class GeneratorChecks:
 
 
 def bad_audio() -> list[tuple[str, common_pb2.Audio]]:
-    """Audio no service can use: no samples at all, and NaN samples."""
+    """Audio no service can use: no samples at all, NaN samples, samples of 1e30 (full scale is 1.0),
+    and rates no audio has (1 Hz; above 384 kHz)."""
     empty = common_pb2.Audio(sample_rate=16000, channels=1, encoding=common_pb2.PCM_S16LE)
     nan = encode_audio(AudioClip(np.full(1600, np.nan, np.float32), 16000))
-    return [("empty", empty), ("NaN", nan)]
+    huge = encode_audio(AudioClip(np.full(1600, 1e30, np.float32), 16000))
+    tone = (0.3 * np.sin(np.arange(16000) / 10)).astype(np.float32)
+    one_hz = encode_audio(AudioClip(tone[:8], 1))
+    too_fast = encode_audio(AudioClip(tone, 10_000_000))
+    return [("empty", empty), ("NaN", nan), ("huge samples", huge), ("1 Hz", one_hz), ("10 MHz", too_fast)]
 
 
 def check_generator(session: Session) -> None:

@@ -16,6 +16,7 @@ orchestrator, so a vendor runs it with nothing else installed.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TypeVar
@@ -34,6 +35,10 @@ SCORER_SERVICE = "voxarena.v1.ScorerService"
 OVERSIZE_BYTES = 80 * 1024 * 1024  # above the SDK's 64 MiB default; a service may allow more
 CONCURRENT = 8  # requests in flight at once in the concurrency checks
 STILL_SERVING = "still SERVING after every bad input"
+# Field 1 of a request message (request_id; for the scorer a TrialSet's name) once more, as two bytes
+# that are not UTF-8: appended to a valid request, protobuf refuses the whole request while parsing.
+INVALID_UTF8_FIELD = b"\x0a\x02\xff\xfe"
+UNDECODABLE = "undecodable request rejected (invalid UTF-8)"
 _R = TypeVar("_R")
 
 
@@ -183,6 +188,17 @@ class Session:
         if status != "SERVING":
             self.not_serving_after.append(f"after '{name}' ({short(sent, 120)}): {status}")
 
+    def undecodable(self, method: str, valid: bytes, extra: bytes = INVALID_UTF8_FIELD) -> None:
+        """A request whose string field is not UTF-8 is the client's mistake: INVALID_ARGUMENT (plain
+        grpc answers a request it cannot parse with INTERNAL)."""
+        call = self.channel.unary_unary(method, request_serializer=lambda b: b, response_deserializer=lambda b: b)
+        self.expect_error(
+            UNDECODABLE,
+            lambda: call(valid + extra, timeout=self.timeout),
+            f"{method.rsplit('/', 1)[-1]} with a string field of bytes ff fe (invalid UTF-8)",
+            (grpc.StatusCode.INVALID_ARGUMENT,),
+        )
+
     def still_serving(self) -> None:
         sent = f"{self.bad_inputs} bad inputs, each followed by a grpc.health.v1 Check"
         got = "; ".join(self.not_serving_after) or "SERVING after each"
@@ -309,6 +325,7 @@ def check_scorer(s: Session) -> None:
             "{'separated': 0.0, 'reversed': 1.0}",
         )
     audio = encode_audio(s.probes[0])
+    ScorerBadInputs(s, stub, info).run()
     s.expect_error(
         "unknown metric rejected",
         lambda: stub.MeasureClips(
@@ -333,6 +350,67 @@ def check_scorer(s: Session) -> None:
         (grpc.StatusCode.RESOURCE_EXHAUSTED,),
     )
     s.still_serving()
+
+
+class ScorerBadInputs:
+    """Out-of-range scorer arguments are INVALID_ARGUMENT before any work (a bootstrap the scorer
+    declares too large must not compute until the deadline), and one unusable clip of a MeasureClips
+    batch fails alone, in its row."""
+
+    def __init__(self, s: Session, stub: scorer_pb2_grpc.ScorerServiceStub, info: scorer_pb2.ScorerInfo) -> None:
+        self.s, self.stub, self.info = s, stub, info
+
+    def run(self) -> None:
+        s, invalid = self.s, (grpc.StatusCode.INVALID_ARGUMENT,)
+        trials = scorer_pb2.TrialSet(name="t", bonafide_scores=[1, 2, 3], spoof_scores=[-1, -2, 0])
+        declared = self.info.limits.max_bootstrap_resamples if self.info.HasField("limits") else 0
+        resamples = declared + 1 if declared else 2**32 - 1
+        quick = min(s.timeout, 30.0)
+        for name, boot in (
+            (f"bootstrap resamples {resamples} refused", scorer_pb2.Bootstrap(resamples=resamples, seed=1)),
+            ("bootstrap confidence 1.5 refused", scorer_pb2.Bootstrap(resamples=10, seed=1, confidence=1.5)),
+        ):
+            request = scorer_pb2.DetectionMetricsRequest(sets=[trials], bootstrap=boot)
+            s.expect_error(
+                name,
+                functools.partial(self.stub.DetectionMetrics, request, timeout=quick),
+                f"DetectionMetrics with bootstrap resamples={boot.resamples} confidence={boot.confidence} "
+                f"(declared maximum: {declared or 'none'}), {quick:g} s deadline",
+                invalid,
+            )
+        s.undecodable(
+            "/voxarena.v1.ScorerService/DetectionMetrics",
+            scorer_pb2.DetectionMetricsRequest(sets=[trials]).SerializeToString(),
+            b"\x0a\x04" + INVALID_UTF8_FIELD,  # a TrialSet whose name is not UTF-8
+        )
+        self.bad_clip_fails_alone()
+
+    def bad_clip_fails_alone(self) -> None:
+        name = "bad clip of a batch fails alone"
+        metric = next((m.name for m in self.info.metrics if set(m.needs) <= {"timing"}), None)
+        if metric is None:
+            self.s.skip(name, "no declared metric needs only the clip (and its timing)")
+            return
+        timing = common_pb2.Timing(wall_seconds=1.0)
+        nan = encode_audio(AudioClip(np.full(1600, np.nan, np.float32), 16000))
+        items = [
+            scorer_pb2.ClipRequest(request_id=rid, metrics=[metric], audio=audio, generation_timing=timing)
+            for rid, audio in (("good", encode_audio(self.s.probes[0])), ("nan", nan))
+        ]
+        sent = f"MeasureClips metrics=[{metric!r}] of 'good' (a probe) and 'nan' (NaN samples)"
+        resp = self.s.call_ok(
+            name,
+            lambda: self.stub.MeasureClips(scorer_pb2.MeasureClipsRequest(items=items), timeout=self.s.timeout),
+            sent,
+            record=False,
+        )
+        if resp is None:
+            return
+        rows = {m.request_id: m for m in resp.items}
+        ok = [m.request_id for m in resp.items] == ["good", "nan"] and metric in rows["nan"].errors
+        ok = ok and not rows["nan"].values
+        got = "; ".join(f"{m.request_id!r}: {len(m.values)} values, errors {dict(m.errors)}" for m in resp.items)
+        self.s.add(name, ok, sent, got, f"both rows in order, 'nan' with no values and an error for {metric!r}")
 
 
 class Conformance:
