@@ -2,8 +2,9 @@
 
 Each target is one or more source files, the targeted pytest selection that should catch their
 bugs, and optionally the functions whose mutants count (a service module's argument parsing and
-signal handling are not what its unit tests are for). Per target, the committed tree (``git archive
-HEAD``) is unpacked into a scratch directory, since cosmic-ray mutates files in place and the shared
+signal handling are not what its unit tests are for). Per target, the committed tree (``git archive``
+of HEAD as the run starts, the same commit for every target, named in the report) is unpacked into a
+scratch directory, since cosmic-ray mutates files in place and the shared
 checkout must never see a mutant; then ``cosmic-ray init``, the operator and definition filters
 below, a baseline run (the selection must pass unmutated) and ``cosmic-ray exec``, each mutant's
 selection run by a fork server that has the third-party libraries imported already
@@ -84,7 +85,7 @@ TARGETS = [
     Target(
         "sdk",
         ("sdk/src/voxarena/sdk/errors.py", "sdk/src/voxarena/sdk/server.py"),
-        ("tests/services/test_sdk_server.py",),
+        ("tests/services/test_sdk_server.py", "tests/services/test_bad_input_codes.py"),
         only=(
             "GetInfo",
             "_to_request",
@@ -95,12 +96,14 @@ TARGETS = [
             "ScoreBatch",
             "intercept_service",
             "wrapper",
+            "tolerant_deserializer",
+            "parse",
             "_require_ready",
             "model_info",
             "_options",
             "_decode",
         ),
-        note="error mapping and echo: the servicers and the interceptor",
+        note="error mapping and echo: the servicers, the interceptor and its tolerant deserializer",
     ),
     Target(
         "clients",
@@ -162,6 +165,7 @@ class Result:
     baseline_seconds: float = 0.0
     survivors: list[dict] = field(default_factory=list)
     error: str = ""
+    commit: str = ""  # the commit whose tree was mutated
 
     @property
     def score(self) -> float:
@@ -279,9 +283,9 @@ def _retest_survivors(scratch: Path, session: Path) -> None:
         db.execute("DELETE FROM work_results WHERE test_outcome = 'SURVIVED'")  # stored by enum name
 
 
-def run_target(target: Target, workdir: Path, resume: bool = False, retest: bool = False) -> Result:
-    """Mutate ``target`` in ``workdir/<name>``; ``resume`` goes on with an interrupted session there,
-    ``retest`` reruns its survivors against the current tests."""
+def run_target(target: Target, workdir: Path, commit: str, resume: bool = False, retest: bool = False) -> Result:
+    """Mutate ``target`` in ``workdir/<name>`` as of ``commit``; ``resume`` goes on with an interrupted
+    session there, ``retest`` reruns its survivors against the current tests."""
     result = Result(target.name)
     scratch = workdir / target.name
     session = scratch / "session.sqlite"
@@ -291,8 +295,9 @@ def run_target(target: Target, workdir: Path, resume: bool = False, retest: bool
     if not resume:
         shutil.rmtree(scratch, ignore_errors=True)
         scratch.mkdir(parents=True)
-        archive = subprocess.run(["git", "archive", "HEAD"], cwd=REPO, capture_output=True, check=True).stdout
+        archive = subprocess.run(["git", "archive", commit], cwd=REPO, capture_output=True, check=True).stdout
         subprocess.run(["tar", "-x", "-C", str(scratch)], input=archive, check=True)
+        (scratch / ".commit").write_text(commit + "\n")
         for path in target.paths:  # cosmic-ray restores a mutated file after each run, not when killed
             (scratch / ".pristine" / path).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy(scratch / path, scratch / ".pristine" / path)
@@ -338,9 +343,17 @@ def run_target(target: Target, workdir: Path, resume: bool = False, retest: bool
             server.terminate()
             server.wait()
     _collect(scratch / "session.sqlite", result)
+    result.commit = _commit(scratch)
     result.seconds = time.perf_counter() - t0 + _elapsed(scratch)
     (scratch / "elapsed").write_text(f"{result.seconds:.1f}\n")  # summed over resumed sessions
     return result
+
+
+def _commit(scratch: Path) -> str:
+    try:
+        return (scratch / ".commit").read_text().strip()
+    except OSError:
+        return ""
 
 
 def _elapsed(scratch: Path) -> float:
@@ -362,9 +375,10 @@ def report(results: list[Result], wall: float) -> str:
             f"| {r.target} | {r.mutants} | {r.killed} | {r.survived} | {r.incompetent} | {score} | "
             f"{r.seconds / 60:.1f} |"
         )
+    commits = sorted({r.commit[:12] for r in results if r.commit})
     lines.append(
         f"\nwall time {wall / 60:.1f} min; skipped by the operator/definition filters: "
-        f"{sum(r.skipped for r in results)}\n"
+        f"{sum(r.skipped for r in results)}; commit {', '.join(commits) or 'unknown'}\n"
     )
     for r in results:
         for s in r.survivors:
@@ -403,11 +417,20 @@ def main(argv: list[str] | None = None) -> int:
         results = []
         for t in chosen:
             if (args.workdir / t.name / "session.sqlite").exists():
-                results.append(Result(t.name, seconds=_elapsed(args.workdir / t.name)))
+                results.append(
+                    Result(t.name, seconds=_elapsed(args.workdir / t.name), commit=_commit(args.workdir / t.name))
+                )
                 _collect(args.workdir / t.name / "session.sqlite", results[-1])
     else:
+        # Every target mutates the same commit, HEAD when the run starts, whatever is committed meanwhile.
+        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True, check=True)
         with ThreadPoolExecutor(args.jobs) as pool:
-            results = list(pool.map(lambda t: run_target(t, args.workdir, args.resume, args.retest_survivors), chosen))
+            results = list(
+                pool.map(
+                    lambda t: run_target(t, args.workdir, commit.stdout.strip(), args.resume, args.retest_survivors),
+                    chosen,
+                )
+            )
     text = report(results, time.perf_counter() - t0)
     (args.workdir / "report.md").write_text(text + "\n")
     (args.workdir / "report.json").write_text(
