@@ -208,3 +208,33 @@ def test_sdk_defaults_keep_a_service_valid():
     assert (
         DetectorModel.min_seconds == 0.005 and DetectorModel.max_seconds == 600.0 and DetectorModel.sample_rates == ()
     )
+
+
+class EightKilohertzOnly(Counting):
+    """A detector that declares one rate and a minimum above the SDK default."""
+
+    name = "eight-k-only"
+    min_seconds = 0.5
+    sample_rates = (8000,)
+
+
+def test_conformance_checks_the_declared_bounds_and_passes_a_narrow_detector():
+    from voxarena.conformance import run_conformance
+
+    model = EightKilohertzOnly()
+    running, channel = _serve(model)
+    try:
+        checks = {c.name: c for c in run_conformance(f"localhost:{running.port}", timeout=30)}
+    finally:
+        channel.close()
+        running.server.stop(0)
+    assert not [c for c in checks.values() if c.status == "FAIL"], [c for c in checks.values() if c.status == "FAIL"]
+    for name in (
+        "1-sample clip rejected",
+        "clip under min_seconds 0.5 rejected",
+        "clip over max_seconds 600 rejected",
+        "rate 11025 Hz outside sample_rates rejected",
+        "answers (clip 1)",
+    ):
+        assert checks[name].status == "PASS", checks[name]
+    assert "at 8000 Hz" in checks["answers (clip 1)"].sent  # the probes resampled to the declared rate

@@ -32,6 +32,7 @@ MAX_BOOTSTRAP_RESAMPLES = 100_000
 MAX_CLIP_SECONDS = 600.0
 MAX_CLIPS_PER_REQUEST = 256
 MAX_TRIALS_PER_SET = 10_000_000
+MAX_BOOTSTRAP_DRAWS = 200_000_000  # resamples x items of one set or group: time grows with both
 DEFAULT_CONFIDENCE = 0.95
 
 
@@ -41,7 +42,17 @@ def limits() -> scorer_pb2.ScorerLimits:
         max_clip_seconds=MAX_CLIP_SECONDS,
         max_clips_per_request=MAX_CLIPS_PER_REQUEST,
         max_trials_per_set=MAX_TRIALS_PER_SET,
+        max_bootstrap_draws=MAX_BOOTSTRAP_DRAWS,
     )
+
+
+def check_bootstrap_work(boot: scorer_pb2.Bootstrap, items: int, what: str) -> None:
+    """INVALID_ARGUMENT when ``boot`` over ``items`` scores or clips is more work than MAX_BOOTSTRAP_DRAWS."""
+    if boot.resamples * items > MAX_BOOTSTRAP_DRAWS:
+        raise InvalidArgument(
+            f"{what}: bootstrap of {boot.resamples} resamples x {items} items exceeds the maximum "
+            f"{MAX_BOOTSTRAP_DRAWS} draws; ask for at most {MAX_BOOTSTRAP_DRAWS // items} resamples"
+        )
 
 
 def requested_bootstrap(
@@ -218,6 +229,7 @@ class ScorerServicer(scorer_pb2_grpc.ScorerServiceServicer):
                 g.values.update(values)
                 g.counts[metric.name] = len(rows)
                 if boot and rows:
+                    check_bootstrap_work(boot, len(rows), f"group {group.name}, metric {metric.name}")
                     low, high = cluster_intervals(
                         [c.cluster or c.request_id for c in clips],
                         functools.partial(_aggregate_resample, metric, rows),
@@ -268,6 +280,7 @@ class ScorerServicer(scorer_pb2_grpc.ScorerServiceServicer):
                 min_cllr=values["min_cllr"],
             )
             if boot:
+                check_bootstrap_work(boot, n, f"trial set {s.name}")
                 low, high = detection_intervals(s, bona, spoof, costs, boot)
                 m.ci_low.update(low)
                 m.ci_high.update(high)

@@ -30,7 +30,7 @@ import math
 import grpc
 import numpy as np
 
-from voxarena.codec import AudioClip, encode_audio
+from voxarena.codec import AudioClip, encode_audio, resample
 from voxarena.v1 import common_pb2, detector_pb2, detector_pb2_grpc
 
 from .generator import UNKNOWN_OPTION, bad_audio
@@ -54,9 +54,21 @@ class DetectorChecks:
     def __init__(self, session: Session) -> None:
         self.s = session
         self.stub = detector_pb2_grpc.DetectorServiceStub(session.channel)
-        a, b = session.probes
+        self.use_probes(session.probes)
+
+    def use_probes(self, probes: tuple[AudioClip, AudioClip]) -> None:
+        self.probes = probes
+        a, b = probes
         third = AudioClip(a.samples[: a.sample_rate], a.sample_rate)
         self.clips = [encode_audio(c) for c in (a, b, third)]
+
+    @staticmethod
+    def at_accepted_rate(clip: AudioClip, rates: list[int]) -> AudioClip:
+        """``clip``, resampled to the declared rate nearest its own when the service declares others."""
+        if not rates or clip.sample_rate in rates:
+            return clip
+        rate = min(rates, key=lambda r: abs(r - clip.sample_rate))
+        return AudioClip(resample(clip.samples, clip.sample_rate, rate), rate)
 
     def score(self, req: detector_pb2.ScoreRequest) -> detector_pb2.ScoreResponse:
         response: detector_pb2.ScoreResponse = self.stub.Score(req, timeout=self.s.timeout)
@@ -78,6 +90,8 @@ class DetectorChecks:
         if info is None:
             return
         self.info = info
+        rates = sorted(info.sample_rates)
+        self.use_probes((self.at_accepted_rate(s.probes[0], rates), self.at_accepted_rate(s.probes[1], rates)))
         s.model_info(
             info.model,
             info.family != detector_pb2.DETECTOR_FAMILY_UNSPECIFIED,
@@ -249,7 +263,7 @@ class DetectorChecks:
         if n < 1:
             self.s.skip("max_batch_size accepted", "max_batch_size is 0")
             return
-        probe = self.s.probes[0]
+        probe = self.probes[0]
         seconds = min(1.0, BATCH_BUDGET_BYTES / ((n + 1) * 4 * probe.sample_rate))
         clip = encode_audio(AudioClip(probe.samples[: max(1, int(seconds * probe.sample_rate))], probe.sample_rate))
         items = [detector_pb2.ScoreRequest(request_id=f"conformance-max-{i}", audio=clip) for i in range(n + 1)]
@@ -325,7 +339,7 @@ class DetectorChecks:
 
     def out_of_bounds(self) -> list[tuple[str, common_pb2.Audio]]:
         """Clips outside what every detector, and what this one declares, accepts."""
-        info, probe = self.info, self.s.probes[0]
+        info, probe = self.info, self.probes[0]
         rates = sorted(info.sample_rates)
         rate = probe.sample_rate if not rates or probe.sample_rate in rates else rates[0]
         tone = np.resize(probe.as_float32(), 2 * rate)  # any speech-like samples, at a rate it accepts

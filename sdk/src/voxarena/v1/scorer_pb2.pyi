@@ -24,16 +24,18 @@ class MetricSpec(_message.Message):
     def __init__(self, name: _Optional[str] = ..., higher_is_better: _Optional[bool] = ..., aggregation: _Optional[str] = ..., description: _Optional[str] = ..., needs: _Optional[_Iterable[str]] = ..., columns: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class ScorerLimits(_message.Message):
-    __slots__ = ("max_bootstrap_resamples", "max_clip_seconds", "max_clips_per_request", "max_trials_per_set")
+    __slots__ = ("max_bootstrap_resamples", "max_clip_seconds", "max_clips_per_request", "max_trials_per_set", "max_bootstrap_draws")
     MAX_BOOTSTRAP_RESAMPLES_FIELD_NUMBER: _ClassVar[int]
     MAX_CLIP_SECONDS_FIELD_NUMBER: _ClassVar[int]
     MAX_CLIPS_PER_REQUEST_FIELD_NUMBER: _ClassVar[int]
     MAX_TRIALS_PER_SET_FIELD_NUMBER: _ClassVar[int]
+    MAX_BOOTSTRAP_DRAWS_FIELD_NUMBER: _ClassVar[int]
     max_bootstrap_resamples: int
     max_clip_seconds: float
     max_clips_per_request: int
     max_trials_per_set: int
-    def __init__(self, max_bootstrap_resamples: _Optional[int] = ..., max_clip_seconds: _Optional[float] = ..., max_clips_per_request: _Optional[int] = ..., max_trials_per_set: _Optional[int] = ...) -> None: ...
+    max_bootstrap_draws: int
+    def __init__(self, max_bootstrap_resamples: _Optional[int] = ..., max_clip_seconds: _Optional[float] = ..., max_clips_per_request: _Optional[int] = ..., max_trials_per_set: _Optional[int] = ..., max_bootstrap_draws: _Optional[int] = ...) -> None: ...
 
 class ScorerInfo(_message.Message):
     __slots__ = ("model", "metrics", "fingerprint", "limits")
