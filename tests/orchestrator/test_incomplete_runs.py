@@ -6,15 +6,18 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from pathlib import Path
 
 from typer.testing import CliRunner
 
 from voxarena.orchestrator.cli import app
+from voxarena.scorers.service import ScorerServicer
 from voxarena.sdk.errors import InvalidArgument, TimeLimitExceeded
-from voxarena.sdk.server import RunningServer, create_model_server
+from voxarena.sdk.server import RunningServer, create_model_server, create_server
 from voxarena.services.testing.dummy_cloner import DummyCloner
 from voxarena.services.testing.dummy_generator import DummyGenerator
+from voxarena.v1 import scorer_pb2, scorer_pb2_grpc
 
 
 def serve(model, address: str = "127.0.0.1:0") -> RunningServer:
@@ -161,5 +164,72 @@ def test_a_retried_i2d_iteration_continues_its_chain(tmp_path, synthetic_dataset
         model.broken = False
         CliRunner().invoke(app, argv)  # iteration 2 passes now, so iteration 3 has something to iterate on
         assert [r["status"] for r in generations(out).values()] == ["ok"] * 3 and model.calls == 4
+    finally:
+        running.server.stop(0)
+
+
+class DyingScorer(ScorerServicer):
+    """The real scorer, whose server goes away at its first Aggregate call (the generator metrics, after the
+    detection metrics' CSVs are written) while ``dies``."""
+
+    def __init__(self, dies: bool) -> None:
+        super().__init__()
+        self.dies = dies
+        self.running: RunningServer | None = None
+
+    def Aggregate(self, request, context):
+        if self.dies and self.running is not None:
+            self.running.server.stop(0)  # the process is gone: the call in flight is cut
+            time.sleep(1)
+        return super().Aggregate(request, context)
+
+
+def serve_scorer(servicer: DyingScorer, address: str = "127.0.0.1:0") -> RunningServer:
+    name = scorer_pb2.DESCRIPTOR.services_by_name["ScorerService"].full_name
+    register = (name, lambda s: scorer_pb2_grpc.add_ScorerServiceServicer_to_server(servicer, s))
+    running = create_server([register], address)
+    running.server.start()
+    servicer.load()
+    running.set_serving(True)
+    servicer.running = running
+    return running
+
+
+def test_a_scorer_that_dies_during_the_metrics_is_one_error_line_and_a_rerun_completes(
+    tmp_path, synthetic_dataset, make_config
+):
+    running = serve_scorer(DyingScorer(dies=True))
+    port = running.port
+    try:
+        config = make_config(
+            tmp_path,
+            synthetic_dataset,
+            **{
+                "dataset.max_items": 2,
+                "protocol.tasks": ["TTS"],
+                "scorer.address": f"127.0.0.1:{port}",
+                "scorer.bootstrap_resamples": 0,
+                "execution.retries": 0,
+            },
+        )
+        out = tmp_path / "run"
+        argv = ["run", str(config), "--out", str(out), "--no-progress"]
+        died = CliRunner().invoke(app, argv)
+        assert died.exit_code == 3, died.output
+        assert "Traceback" not in died.output and isinstance(died.exception, SystemExit)
+        (line,) = [x for x in died.output.splitlines() if x.startswith("error:")]
+        assert line.startswith(f"error: scorer at 127.0.0.1:{port} failed while computing the generator metrics")
+        assert "rerun `orchestrator run`" in line
+        # The rows are all kept; the metrics are not there (a CSV written before the death does not count).
+        st = json.loads(CliRunner().invoke(app, ["status", str(out), "--json"]).output)
+        assert (out / "metrics" / "detection_metrics.csv").exists()
+        assert not st["metrics_written"] and st["failed"] == 0 and st["outcome"]["exit_code"] == 3
+        assert not (out / "metrics" / "coverage.json").exists()
+
+        running = serve_scorer(DyingScorer(dies=False), f"127.0.0.1:{port}")  # back, at the same address
+        rerun = CliRunner().invoke(app, argv)
+        assert rerun.exit_code == 0 and last_line(rerun.output) == "complete", rerun.output
+        assert json.loads((out / "metrics" / "coverage.json").read_text())["complete"] is True
+        assert (out / "metrics" / "detection_metrics.csv").exists() and not (out / "metrics" / ".writing").exists()
     finally:
         running.server.stop(0)

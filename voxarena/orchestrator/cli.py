@@ -20,6 +20,8 @@ from .cli_runs import compare, compare_check, compare_timing_cmd, report, status
 from .clients import ServiceStartError
 from .config import ConfigError, load_config
 from .manifest import DatasetError
+from .metrics_scorer import MetricsInterrupted
+from .outcome import EXIT_RETRY
 from .pipeline import Arena, RunError
 from .status import run_status
 from .summary import print_summary
@@ -57,7 +59,8 @@ def run(
     """Plan from a frozen manifest, run every generator and detector, score, and write the run directory.
 
     Exit code 0 when complete; 2 when the run cannot be done (config, dataset, services, run directory);
-    3 when it ends incomplete and a rerun retries (transient failures); 4 with permanent failures only."""
+    3 when it ends incomplete and a rerun retries (transient failures, or the scorer failed while computing the
+    metrics); 4 with permanent failures only."""
     try:
         cfg = load_config(config, {"protocol.seed": seed, "dataset.max_items": max_items, "dataset.root": data_root})
         run_dir = out or Path("runs") / cfg.name
@@ -72,6 +75,9 @@ def run(
             stack=stack,
         )
         record = arena.run()
+    except MetricsInterrupted as e:  # every row is kept: a rerun computes the metrics
+        err.print(f"[red]error:[/red] {e}", highlight=False, soft_wrap=True)
+        raise typer.Exit(EXIT_RETRY) from None
     except (ConfigError, DatasetError, RunError, ServiceStartError) as e:
         err.print(f"[red]error:[/red] {e}", highlight=False)
         raise typer.Exit(2) from None

@@ -7,10 +7,46 @@ bootstrap settings, and a summary the scorer returns must carry the run's scorer
 
 from __future__ import annotations
 
+from typing import Any
+
+from google.protobuf.message import Message
+
 from voxarena.v1 import scorer_pb2
 
+from .clients import CallFailed
 from .fleet import RunError
 from .run_store import iteration_of
+
+# What the metric tables ask the scorer for, by method, for an error message.
+_COMPUTING = {
+    "DetectionMetrics": "detection metrics (EER, minDCF, ... with bootstrap intervals)",
+    "Aggregate": "generator metrics (aggregates of the measurements with bootstrap intervals)",
+    "I2DAggregates": "I2D trajectory aggregates",
+    "Composite": "composite scores",
+}
+
+
+class MetricsInterrupted(RunError):
+    """The scorer failed while the metrics were computed; every row is kept and a rerun computes them."""
+
+
+class MetricsScorer:
+    """The scorer client as the metric tables call it: a failed call becomes one error naming the scorer and
+    what it was computing, instead of a traceback out of the middle of the tables."""
+
+    def __init__(self, client: Any) -> None:
+        self.client = client
+
+    def call(self, method: str, request: Message) -> tuple[Any, int]:
+        try:
+            return self.client.call(method, request)
+        except CallFailed as e:
+            name = self.client.name if self.client.name == "scorer" else f"scorer {self.client.name}"
+            raise MetricsInterrupted(
+                f"{name} at {self.client.address} failed while computing the "
+                f"{_COMPUTING.get(method, method)}: {e}; every row is kept: rerun `orchestrator run` with the "
+                "same config and --out to compute the metrics"
+            ) from None
 
 
 def one_shot(row: dict) -> bool:

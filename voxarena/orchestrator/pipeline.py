@@ -27,10 +27,11 @@ from .fusion import FusionError, calibration_items, evaluation_store, fuse, fuse
 from .importers import build_manifest
 from .manifest import ManifestSet
 from .metrics import write_metrics
+from .metrics_scorer import MetricsScorer
 from .plan import Plan
 from .run_store import RunStore
 from .stages import Degrade, Detect, Generate, Measure
-from .status import write_coverage
+from .status import start_metrics, write_coverage
 
 __all__ = ["Arena", "RunError"]
 
@@ -160,9 +161,9 @@ class Arena:
                 record["fusion"] = fuse(self.store, plan.fused, self.calibration)
                 self.store.write_json(record)
             infos = fused_infos({n: s.info for n, s in self.fleet.services.items()}, plan.fused)
-            write_metrics(
-                evaluation_store(self.store, self.calibration), self.cfg, manifest, infos, self.fleet.scorer.client
-            )
+            start_metrics(self.store.dir)
+            scorer = MetricsScorer(self.fleet.scorer.client)
+            write_metrics(evaluation_store(self.store, self.calibration), self.cfg, manifest, infos, scorer)
             write_coverage(self.store.dir)
         finally:
             cpu = self.fleet.stop()

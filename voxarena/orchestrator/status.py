@@ -20,6 +20,9 @@ from .outcome import Outcome
 from .plan import Plan
 from .run_store import detector_label, read_jsonl
 
+# Present while the metrics are being written (a run that stopped then has none, whatever CSVs are there).
+METRICS_WRITING = ".writing"
+
 
 class NotARunDirectory(ValueError):
     pass
@@ -94,9 +97,10 @@ def run_status(run_dir: Path) -> dict:
         ids = plan.measurement_ids(generated)
         coverage.append(_count(Coverage("measurement", "scorer", len(ids)), ids, meas))
     rows = [c.as_dict() for c in coverage]
-    metrics_written = (run_dir / "metrics" / "detection_metrics.csv").exists() or (
-        run_dir / "metrics" / "generator_metrics.csv"
-    ).exists()
+    metrics = run_dir / "metrics"
+    metrics_written = not (metrics / METRICS_WRITING).exists() and (
+        (metrics / "detection_metrics.csv").exists() or (metrics / "generator_metrics.csv").exists()
+    )
     outcome = Outcome.of_coverage(rows, metrics_written)
     return {
         "run_dir": str(run_dir),
@@ -111,10 +115,17 @@ def run_status(run_dir: Path) -> dict:
     }
 
 
+def start_metrics(run_dir: Path) -> None:
+    """Mark the metrics as being written: until ``write_coverage``, the run has no metrics."""
+    (run_dir / "metrics" / METRICS_WRITING).touch()
+    (run_dir / "metrics" / "coverage.json").unlink(missing_ok=True)
+
+
 def write_coverage(run_dir: Path) -> Path:
     """``metrics/coverage.json``: whether the metrics beside it were computed on every planned row, and
     if not, what is missing by kind. The CSVs stay as they are; this file marks them complete or not
     (no path or time in it, so a complete run's metrics directory has the same bytes wherever it is)."""
+    (run_dir / "metrics" / METRICS_WRITING).unlink(missing_ok=True)  # every table is written
     st = run_status(run_dir)
     coverage = {"format": "voxarena.coverage/1", **st["outcome"], "coverage": st["coverage"]}
     path = run_dir / "metrics" / "coverage.json"
