@@ -192,3 +192,13 @@ def test_bootstrap_work_is_bounded_by_resamples_times_items(stub, monkeypatch):
     monkeypatch.setattr(service, "MAX_BOOTSTRAP_DRAWS", 5)  # one clip: at most 5 resamples
     assert "group g, metric rtf: bootstrap of 6 resamples" in _refused(stub.Aggregate, _aggregate(resamples=6))
     assert stub.GetInfo(common_pb2.GetInfoRequest(), timeout=10).limits.max_bootstrap_draws == 5
+
+
+def test_an_unusable_reference_fails_only_the_metrics_that_need_it(stub):
+    item = _clip("ref", GOOD)
+    item.metrics.append("psnr")
+    item.reference_aligned = True
+    item.source_reference.CopyFrom(_f32(np.full(1600, np.nan)))
+    (row,) = stub.MeasureClips(scorer_pb2.MeasureClipsRequest(items=[item]), timeout=60).items
+    assert row.values["rtf.audio_seconds"] == pytest.approx(1.0) and "rtf" not in row.errors
+    assert row.errors["psnr"].startswith("unusable source_reference: source_reference: contains NaN")

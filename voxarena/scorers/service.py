@@ -150,21 +150,26 @@ class ScorerServicer(scorer_pb2_grpc.ScorerServiceServicer):
             raise MetricInputError(str(e)) from None
 
     @classmethod
-    def _inputs(cls, item: scorer_pb2.ClipRequest) -> ClipInputs:
-        """The clip's inputs; its ``audio`` is there (MeasureClips checks), the references may not be."""
-
-        def audio(field: str) -> AudioClip | None:
-            return cls._decoded(item, field) if item.HasField(field) else None
-
-        return ClipInputs(
+    def _inputs(cls, item: scorer_pb2.ClipRequest) -> tuple[ClipInputs, dict[str, str]]:
+        """The clip's inputs, and input name -> why it is unusable for the references that cannot be
+        decoded (only the metrics that need one lose it). Raises MetricInputError when ``audio`` itself is."""
+        if not item.HasField("audio"):
+            raise MetricInputError("no audio")
+        clip = ClipInputs(
             request_id=item.request_id,
             audio=cls._decoded(item, "audio"),
             text=item.text,
-            speaker_reference=audio("speaker_reference"),
-            source_reference=audio("source_reference"),
             reference_aligned=item.reference_aligned,
             generation_wall_seconds=item.generation_timing.wall_seconds if item.HasField("generation_timing") else None,
         )
+        unusable: dict[str, str] = {}
+        for field in ("speaker_reference", "source_reference"):
+            if item.HasField(field):
+                try:
+                    setattr(clip, field, cls._decoded(item, field))
+                except MetricInputError as e:
+                    unusable[field] = str(e)
+        return clip, unusable
 
     def MeasureClips(
         self, request: scorer_pb2.MeasureClipsRequest, context: grpc.ServicerContext
@@ -184,18 +189,21 @@ class ScorerServicer(scorer_pb2_grpc.ScorerServiceServicer):
 
     def _measure(self, item: scorer_pb2.ClipRequest) -> scorer_pb2.ClipMeasurement:
         """One clip's row; an unusable clip (no audio, NaN, absurd rate, too long) is a row whose errors
-        give every requested metric the reason, so the other clips of the batch keep their measurements."""
+        give every requested metric the reason, so the other clips of the batch keep their measurements;
+        an unusable reference fails only the metrics that need it."""
         m = scorer_pb2.ClipMeasurement(request_id=item.request_id)
         metrics = [_metric(n) for n in item.metrics]
         try:
-            if not item.HasField("audio"):
-                raise MetricInputError("no audio")
-            clip = self._inputs(item)
+            clip, unusable = self._inputs(item)
         except MetricInputError as e:
             for metric in metrics:
                 m.errors[metric.name] = f"unusable clip: {e}"
             return m
         for metric in metrics:
+            bad = [f"unusable {need}: {unusable[need]}" for need in metric.needs if need in unusable]
+            if bad:
+                m.errors[metric.name] = bad[0]
+                continue
             try:
                 values, notes = metric.measure(clip)
             except MetricInputError as e:
