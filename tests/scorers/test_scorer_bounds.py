@@ -202,3 +202,28 @@ def test_an_unusable_reference_fails_only_the_metrics_that_need_it(stub):
     (row,) = stub.MeasureClips(scorer_pb2.MeasureClipsRequest(items=[item]), timeout=60).items
     assert row.values["rtf.audio_seconds"] == pytest.approx(1.0) and "rtf" not in row.errors
     assert row.errors["psnr"].startswith("unusable source_reference: source_reference: contains NaN")
+
+
+def test_a_cancelled_bootstrap_stops_computing(stub, monkeypatch):
+    from voxarena.stats import detection
+
+    calls = []
+    real = detection.detection_metrics
+
+    def counting(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(detection, "detection_metrics", counting)
+    rng = np.random.default_rng(0)
+    trials = scorer_pb2.TrialSet(
+        name="big", bonafide_scores=rng.normal(1, 1, 1000), spoof_scores=rng.normal(-1, 1, 1000)
+    )
+    request = scorer_pb2.DetectionMetricsRequest(sets=[trials], bootstrap=scorer_pb2.Bootstrap(resamples=100_000))
+    with pytest.raises(grpc.RpcError) as e:
+        stub.DetectionMetrics(request, timeout=0.5)
+    assert e.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+    time.sleep(0.5)
+    stopped_at = len(calls)
+    time.sleep(1.0)
+    assert 0 < stopped_at < 100_000 and len(calls) == stopped_at, "the bootstrap went on after the deadline"

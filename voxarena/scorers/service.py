@@ -15,7 +15,7 @@ import numpy as np
 
 from voxarena.codec import AudioClip, AudioFormatError, decode_audio
 from voxarena.lifecycle import die_with_parent
-from voxarena.sdk.errors import InvalidArgument, NotReady
+from voxarena.sdk.errors import Cancelled, InvalidArgument, NotReady
 from voxarena.sdk.server import Stopwatch, add_service_arguments, create_server, run_until_signalled, server_security
 from voxarena.stats import composite, detection, i2d
 from voxarena.stats.bootstrap import cluster_intervals
@@ -76,8 +76,32 @@ def _metric(name: str) -> Metric:
         raise InvalidArgument(str(e)) from None
 
 
+def still_wanted(context: grpc.ServicerContext | None) -> None:
+    """Raises Cancelled once the client has cancelled the call or its deadline has passed: checked
+    between steps (clips, resamples), so the scorer stops computing answers nobody will read."""
+    if context is not None and not context.is_active():
+        raise Cancelled("the call was cancelled or its deadline passed; work stopped")
+
+
+class WhileWanted:
+    """A bootstrap statistic that first checks the call is still wanted (cluster_intervals lets any
+    exception but ValueError through, so Cancelled ends the resampling)."""
+
+    def __init__(self, statistic: Callable[[np.ndarray], dict[str, float]], context: grpc.ServicerContext | None):
+        self.statistic, self.context = statistic, context
+
+    def __call__(self, idx: np.ndarray) -> dict[str, float]:
+        still_wanted(self.context)
+        return self.statistic(idx)
+
+
 def detection_intervals(
-    s: scorer_pb2.TrialSet, bona: np.ndarray, spoof: np.ndarray, costs: detection.CostModel, boot: scorer_pb2.Bootstrap
+    s: scorer_pb2.TrialSet,
+    bona: np.ndarray,
+    spoof: np.ndarray,
+    costs: detection.CostModel,
+    boot: scorer_pb2.Bootstrap,
+    context: grpc.ServicerContext | None = None,
 ) -> tuple[dict[str, float], dict[str, float]]:
     """Speaker-cluster bootstrap of a trial set: a drawn speaker brings its bona fide and spoof trials."""
     clusters = list(s.bonafide_clusters or [f"b{i}" for i in range(bona.size)]) + list(
@@ -90,7 +114,9 @@ def detection_intervals(
         values = detection.detection_metrics(scores[idx][is_bona[idx]], scores[idx][~is_bona[idx]], costs)
         return detection.bootstrap_figures(values)
 
-    return cluster_intervals(clusters, statistic, boot.resamples, boot.seed, boot.confidence or DEFAULT_CONFIDENCE)
+    return cluster_intervals(
+        clusters, WhileWanted(statistic, context), boot.resamples, boot.seed, boot.confidence or DEFAULT_CONFIDENCE
+    )
 
 
 def fingerprint(metric_names: Iterable[str]) -> dict[str, str]:
@@ -184,7 +210,10 @@ class ScorerServicer(scorer_pb2_grpc.ScorerServiceServicer):
             for n in item.metrics:
                 _metric(n)
         with Stopwatch("measure") as sw:
-            out = [self._measure(item) for item in request.items]
+            out = []
+            for item in request.items:
+                still_wanted(context)
+                out.append(self._measure(item))
         return scorer_pb2.MeasureClipsResponse(items=out, timing=sw.to_proto())
 
     def _measure(self, item: scorer_pb2.ClipRequest) -> scorer_pb2.ClipMeasurement:
@@ -240,7 +269,7 @@ class ScorerServicer(scorer_pb2_grpc.ScorerServiceServicer):
                     check_bootstrap_work(boot, len(rows), f"group {group.name}, metric {metric.name}")
                     low, high = cluster_intervals(
                         [c.cluster or c.request_id for c in clips],
-                        functools.partial(_aggregate_resample, metric, rows),
+                        WhileWanted(functools.partial(_aggregate_resample, metric, rows), context),
                         boot.resamples,
                         boot.seed,
                         boot.confidence or DEFAULT_CONFIDENCE,
@@ -289,7 +318,7 @@ class ScorerServicer(scorer_pb2_grpc.ScorerServiceServicer):
             )
             if boot:
                 check_bootstrap_work(boot, n, f"trial set {s.name}")
-                low, high = detection_intervals(s, bona, spoof, costs, boot)
+                low, high = detection_intervals(s, bona, spoof, costs, boot, context)
                 m.ci_low.update(low)
                 m.ci_high.update(high)
             out.append(m)

@@ -30,5 +30,11 @@ class TimeLimitExceeded(ServiceError):
     code = grpc.StatusCode.DEADLINE_EXCEEDED
 
 
+class Cancelled(ServiceError):
+    """The client cancelled the call or its deadline passed: the server stops the work it was doing."""
+
+    code = grpc.StatusCode.CANCELLED
+
+
 class InternalError(ServiceError):
     code = grpc.StatusCode.INTERNAL
