@@ -210,6 +210,7 @@ def test_a_scorer_that_dies_during_the_metrics_is_one_error_line_and_a_rerun_com
                 "scorer.address": f"127.0.0.1:{port}",
                 "scorer.bootstrap_resamples": 0,
                 "execution.retries": 0,
+                "execution.outage_seconds": 1,  # the scorer is waited for, then given up on
             },
         )
         out = tmp_path / "run"
@@ -233,3 +234,69 @@ def test_a_scorer_that_dies_during_the_metrics_is_one_error_line_and_a_rerun_com
         assert (out / "metrics" / "detection_metrics.csv").exists() and not (out / "metrics" / ".writing").exists()
     finally:
         running.server.stop(0)
+
+
+class GoesAway(DummyGenerator):
+    """Its server goes away during the second call; ``comes_back`` after ``away`` seconds at the same port."""
+
+    def __init__(self, comes_back: bool, away: float = 1.5) -> None:
+        super().__init__()
+        self.comes_back, self.away = comes_back, away
+        self.calls = 0
+        self.running: RunningServer | None = None
+        self._lock = threading.Lock()
+
+    def synthesize(self, request):
+        with self._lock:
+            self.calls += 1
+            n = self.calls
+        if n == 2 and self.running is not None:
+            running, self.running = self.running, None
+            running.server.stop(0)  # the call in flight and every other one is cut: UNAVAILABLE
+            if self.comes_back:
+                threading.Timer(self.away, self.restart, [running.port]).start()
+            time.sleep(0.5)
+        return super().synthesize(request)
+
+    def restart(self, port: int) -> None:
+        self.running = serve(self, f"127.0.0.1:{port}")
+
+
+def outage_run(tmp_path, synthetic_dataset, make_config, model: GoesAway, outage_seconds: float):
+    model.running = serve(model)
+    config = make_config(
+        tmp_path,
+        synthetic_dataset,
+        **{
+            "dataset.max_items": 4,
+            "protocol.tasks": ["TTS"],
+            "generators": {"dummy-generator": {"address": f"127.0.0.1:{model.running.port}", "concurrency": 2}},
+            "execution.retries": 1,
+            "execution.outage_seconds": outage_seconds,
+        },
+    )
+    out = tmp_path / "run"
+    t0 = time.monotonic()
+    result = CliRunner().invoke(app, ["run", str(config), "--out", str(out), "--no-progress"])
+    return result, out, time.monotonic() - t0
+
+
+def test_a_service_that_comes_back_within_the_outage_window_loses_nothing(tmp_path, synthetic_dataset, make_config):
+    model = GoesAway(comes_back=True)
+    try:
+        result, out, _ = outage_run(tmp_path, synthetic_dataset, make_config, model, outage_seconds=30)
+        assert result.exit_code == 0 and last_line(result.output) == "complete", result.output
+        assert kinds(out) == ["ok"] * 4 and model.calls >= 5  # the cut call was sent again
+    finally:
+        if model.running is not None:
+            model.running.server.stop(0)
+
+
+def test_a_service_that_stays_away_fails_its_rows_as_transient_after_one_window(
+    tmp_path, synthetic_dataset, make_config
+):
+    model = GoesAway(comes_back=False)
+    result, out, wall = outage_run(tmp_path, synthetic_dataset, make_config, model, outage_seconds=2)
+    assert result.exit_code == 3 and last_line(result.output).startswith("incomplete: 3 failed (3 transient)")
+    assert kinds(out) == ["ok", "transient", "transient", "transient"]
+    assert wall < 20  # one window for the service, not one per row

@@ -1,4 +1,5 @@
-"""gRPC clients of the three roles: a deadline on every call, retries of UNAVAILABLE only."""
+"""gRPC clients of the three roles: a deadline on every call, retries of UNAVAILABLE only, and a wait
+for a service that went away (``outage``)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from voxarena.transport import PLAINTEXT, ClientSecurity
 from voxarena.v1 import common_pb2, detector_pb2_grpc, generator_pb2_grpc, scorer_pb2_grpc
+
+from .outage import Outage
 
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 
@@ -75,17 +78,27 @@ class CallFailed(RuntimeError):
 
 
 def call_with_retry(
-    method: Callable[..., Any], request: Message, deadline: float, retries: int, backoff: float
+    method: Callable[..., Any],
+    request: Message,
+    deadline: float,
+    retries: int,
+    backoff: float,
+    outage: Outage | None = None,
 ) -> tuple[Any, int]:
-    """(response, attempts). Retries UNAVAILABLE only, with exponential backoff, at most ``retries`` times."""
-    attempt = 0
+    """(response, attempts). Retries UNAVAILABLE only, with exponential backoff, at most ``retries`` times;
+    then, with an ``outage``, waits for the service to be back (``outage``) and starts over."""
+    attempt, retried = 0, 0
     while True:
         attempt += 1
         try:
             return method(request, timeout=deadline), attempt
         except grpc.RpcError as e:
-            if e.code() == grpc.StatusCode.UNAVAILABLE and attempt <= retries:
-                time.sleep(backoff * 2 ** (attempt - 1))
+            if e.code() == grpc.StatusCode.UNAVAILABLE and retried < retries:
+                time.sleep(backoff * 2**retried)
+                retried += 1
+                continue
+            if e.code() == grpc.StatusCode.UNAVAILABLE and outage is not None and outage.wait_until_back():
+                retried = 0
                 continue
             raise CallFailed(e.code(), e.details() or "", attempt) from None
 
@@ -101,14 +114,25 @@ class ServiceClient:
         retries: int,
         backoff: float,
         security: ClientSecurity = PLAINTEXT,
+        outage_seconds: float = 0.0,
     ) -> None:
         self.name, self.address = name, address
         self.deadline, self.retries, self.backoff = deadline, retries, backoff
         self.channel = channel(address, security)
         self.stub = self.stub_class(self.channel)
+        self.outage = Outage(self.is_serving, outage_seconds, backoff)
 
     def call(self, method_name: str, request: Message) -> tuple[Any, int]:
-        return call_with_retry(getattr(self.stub, method_name), request, self.deadline, self.retries, self.backoff)
+        method = getattr(self.stub, method_name)
+        return call_with_retry(method, request, self.deadline, self.retries, self.backoff, self.outage)
+
+    def is_serving(self, timeout: float) -> bool:
+        """One grpc.health.v1 check of the service (its overall status)."""
+        try:
+            resp = health_pb2_grpc.HealthStub(self.channel).Check(health_pb2.HealthCheckRequest(), timeout=timeout)
+        except grpc.RpcError:
+            return False
+        return resp.status == health_pb2.HealthCheckResponse.SERVING
 
     def info(self) -> Message:
         resp, _ = self.call("GetInfo", common_pb2.GetInfoRequest())

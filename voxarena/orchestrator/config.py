@@ -179,6 +179,9 @@ class ExecutionConfig(Strict):
     backoff_seconds: float = Field(0.5, gt=0)
     detector_batch_size: int = Field(16, ge=1)
     startup_timeout_seconds: float = Field(300.0, gt=0)
+    outage_seconds: float = Field(
+        300.0, ge=0, description="a service still UNAVAILABLE after its retries: wait this long for it to be back"
+    )
 
 
 class RunConfig(Strict):

@@ -177,7 +177,13 @@ class ServiceFleet:
         ex = self.cfg.execution
         for svc in self.services.values():
             svc.client = _CLIENTS[svc.role](
-                svc.name, svc.target(), ex.deadline_seconds, ex.retries, ex.backoff_seconds, svc.security
+                svc.name,
+                svc.target(),
+                ex.deadline_seconds,
+                ex.retries,
+                ex.backoff_seconds,
+                svc.security,
+                ex.outage_seconds,
             )
             try:
                 svc.info = svc.client.info()
