@@ -4,6 +4,7 @@ spoofs are scored as spoofs of their attack (one row per attack in the matrix) i
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -56,7 +57,8 @@ def test_the_three_protocol_layouts(tmp_path):
 
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory, speech_dir) -> Path:
-    """An ASVspoof 2019 LA layout: 6 bona fide LibriSpeech clips (linked, not copied), and two attacks
+    """An ASVspoof 2019 LA layout: 6 bona fide LibriSpeech clips (copied: a link out of the dataset root is
+    refused), and two attacks
     made from them: A01 band-limits to 4 kHz (a narrowband vocoder), A02 is a synthetic buzz."""
     root = tmp_path_factory.mktemp("asvspoof") / "ASVspoof2019_LA_eval"
     (root / "flac").mkdir(parents=True)
@@ -64,7 +66,7 @@ def corpus(tmp_path_factory, speech_dir) -> Path:
     lines = []
     for n, src in enumerate(sources):
         spk = f"LA_{src.parent.parent.name}"
-        (root / "flac" / f"LA_E_B{n}.flac").symlink_to(src)
+        shutil.copyfile(src, root / "flac" / f"LA_E_B{n}.flac")
         lines.append(f"{spk} LA_E_B{n} - - bonafide")
         clip = read_audio_file(src)
         narrow = resample(resample(clip.samples, clip.sample_rate, 8000), 8000, clip.sample_rate)

@@ -193,7 +193,8 @@ def test_each_degradation_is_computed_once_for_all_detectors(tmp_path, synthetic
         tmp_path,
         synthetic_dataset,
         **{
-            "dataset": {"kind": "table", "root": str(table)},
+            # the synthetic clips live beside the shared fixture's table, outside this table's directory
+            "dataset": {"kind": "table", "root": str(table), "allow_outside_root": True},
             "protocol.tasks": ["TTS"],
             "detectors": {"dummy-detector": {}, "second": {"module": "voxarena.services.testing.dummy_detector"}},
             "conditions": {"noisy": [{"noise_snr_db": 10}]},
