@@ -33,7 +33,14 @@ if [ "$STACK" = compose ]; then
   $COMPOSE up -d >/dev/null
 fi
 echo "nightly $stamp: running $CONFIG into $run ($STACK)"
-orchestrator run "$CONFIG" --out "$run" --no-progress --stack "$STACK" || { echo "run failed"; exit 2; }
+# An incomplete run (exit 3: a rerun has work, 4: permanent failures) is not compared with the baseline.
+run_rc=0
+orchestrator run "$CONFIG" --out "$run" --no-progress --stack "$STACK" || run_rc=$?
+case $run_rc in
+  0) ;;
+  3|4) echo "run incomplete (exit $run_rc): see orchestrator status $run"; exit 2 ;;
+  *) echo "run failed (exit $run_rc)"; exit 2 ;;
+esac
 orchestrator status "$run" >/dev/null || { echo "run incomplete: see orchestrator status $run"; exit 2; }
 
 rc=0
