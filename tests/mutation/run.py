@@ -122,6 +122,7 @@ TARGETS = [
             "tests/orchestrator/test_importers.py::test_table_manifest",
             "tests/orchestrator/test_importers.py::test_table_errors_name_the_row",
             "tests/orchestrator/test_asvspoof.py::test_the_three_protocol_layouts",
+            "tests/orchestrator/test_dataset_paths.py",
         ),
         note="manifests, hashes and item seeds: the frozen manifest and every importer, all of both modules",
     ),

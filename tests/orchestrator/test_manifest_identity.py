@@ -457,6 +457,16 @@ def test_a_vctk_080_tree_with_numeric_speaker_ids(tmp_path):
         build_manifest(DatasetConfig(kind="vctk", root=str(root), subsets=["p999"]), 0)
 
 
+def test_a_vctk_tree_is_its_own_root(tmp_path):
+    # The root a VCTK clip must stay in is the corpus directory, not its parent (that is a table's rule).
+    root = tmp_path / "VCTK"
+    write_audio(root / "wav48" / "p225" / "p225_001.wav", 1600)
+    (root / "wav48" / "p225" / "p225_002.wav").symlink_to(write_audio(tmp_path / "beside.wav", 1600))
+    with pytest.raises(DatasetError, match=r"^p225_002: audio .*p225_002.wav resolves outside the dataset root"):
+        build_manifest(DatasetConfig(kind="vctk", root=str(root)), 0)
+    assert len(build_manifest(DatasetConfig(kind="vctk", root=str(root), allow_outside_root=True), 0)) == 2
+
+
 def test_a_vctk_092_tree_picks_the_microphone(tmp_path):
     root = tmp_path / "VCTK"
     for mic, frames in (("mic1", 1600), ("mic2", 2400)):
