@@ -108,7 +108,7 @@ TARGETS = [
     Target(
         "clients",
         ("voxarena/orchestrator/clients.py",),
-        ("tests/orchestrator/test_clients.py",),
+        ("tests/orchestrator/test_clients.py", "tests/orchestrator/test_retry_after_outage.py"),
         only=("call_with_retry", "call", "__init__"),
     ),
     Target("validation", ("voxarena/orchestrator/validation.py",), ("tests/orchestrator/test_validation.py",)),
