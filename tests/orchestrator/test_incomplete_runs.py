@@ -297,6 +297,11 @@ def test_a_service_that_stays_away_fails_its_rows_as_transient_after_one_window(
 ):
     model = GoesAway(comes_back=False)
     result, out, wall = outage_run(tmp_path, synthetic_dataset, make_config, model, outage_seconds=2)
-    assert result.exit_code == 3 and last_line(result.output).startswith("incomplete: 3 failed (3 transient)")
-    assert kinds(out) == ["ok", "transient", "transient", "transient"]
+    # The first call may finish before the server goes (3 rows lost) or be cut with it on a loaded
+    # machine (4): either way every row not done is a transient failure, and the run says how many.
+    ks = kinds(out)
+    failed = ks.count("transient")
+    assert len(ks) == 4 and failed in (3, 4) and ks.count("ok") == 4 - failed, ks
+    assert result.exit_code == 3, result.output
+    assert last_line(result.output).startswith(f"incomplete: {failed} failed ({failed} transient)"), result.output
     assert wall < 20  # one window for the service, not one per row
