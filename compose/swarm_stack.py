@@ -1,0 +1,155 @@
+"""The Docker Swarm stack file, ``compose/swarm.yml``, made from ``docker-compose.yml`` so the two cannot drift.
+
+    python compose/swarm_stack.py            # rewrite compose/swarm.yml
+    python compose/swarm_stack.py --check    # exit 1 if compose/swarm.yml is not what docker-compose.yml gives
+
+``docker stack deploy`` refuses some keys of the compose file and ignores others (measured with Docker 20.10
+and its 28.2 client): it refuses ``profiles``, ``pids_limit``, ``cpus`` and ``mem_limit`` (limits go under
+``deploy.resources``, ``pids`` from file version 3.9), ignores ``restart`` (swarm restarts by
+``deploy.restart_policy``) and ``security_opt`` (a 20.10 swarm service cannot set no-new-privileges), and drops
+the short ``tmpfs`` syntax without a word (a ``type: tmpfs`` mount is kept). Every service key is therefore
+either kept, translated or dropped here by name, and a key this module does not know is an error naming the
+service and the key: a new setting in docker-compose.yml must be given a swarm meaning before it ships.
+
+The stack holds the catalogue's services that start by default (``voxarena.catalogue``: no compose profile);
+the opt-in profiles (nonfree, torch) and the orchestrator (a client: ``compose/swarm-orchestrator.yml``) are left
+out. Each service has ``endpoint_mode: dnsrr``: the service name resolves to every replica's address, so the
+orchestrator's round-robin channel (``dns:///NAME:50051``) sees each one; swarm's default virtual IP is one
+address, and one long-lived HTTP/2 connection to it would keep every call on one replica. Networks become
+attachable overlays, ``internal`` kept (no egress), so a one-off orchestrator container can join them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from voxarena.catalogue import SERVICES
+
+ROOT = Path(__file__).resolve().parents[1]
+COMPOSE_FILE = ROOT / "docker-compose.yml"
+STACK_FILE = ROOT / "compose" / "swarm.yml"
+STACK_VERSION = "3.9"  # the first compose file version whose deploy.resources.limits has pids
+
+KEPT = ("image", "command", "user", "read_only", "cap_drop", "environment", "working_dir", "healthcheck", "networks")
+# Keys swarm cannot honour, and why; the README's Swarm section says what that costs.
+DROPPED = {"security_opt": "a swarm service on Docker 20.10 (API 1.41) cannot set no-new-privileges"}
+LIMITS = {"cpus": "cpus", "mem_limit": "memory", "pids_limit": "pids"}  # compose key -> deploy.resources.limits key
+RESTART = {"always": "any", "unless-stopped": "any", "on-failure": "on-failure", "no": "none"}
+SIZE_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
+
+HEADER = """\
+# VoxArena on Docker Swarm. GENERATED from docker-compose.yml by compose/swarm_stack.py: edit that file and run
+#   .venv/bin/python compose/swarm_stack.py
+# Deploy (images are local: `make images` on every node; --resolve-image never asks no registry):
+#   docker stack deploy --resolve-image never -c compose/swarm.yml voxarena
+#   docker-compose -f docker-compose.yml -f compose/swarm-orchestrator.yml run --rm orchestrator \\
+#     run configs/compose.yaml       # the orchestrator as in docker-compose.yml, on the stack's network
+# What differs from docker-compose.yml: compose/README.md, "Docker Swarm".
+"""
+
+
+class _Dumper(yaml.SafeDumper):
+    """Writes every service in full: no YAML anchors where services share a value."""
+
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
+
+
+class StackError(ValueError):
+    """docker-compose.yml holds something this module cannot give a swarm meaning; names service and key."""
+
+
+def _bytes(size: str, where: str) -> int:
+    m = re.fullmatch(r"(\d+)([kmg]?)", size.strip().lower())
+    if m is None:
+        raise StackError(f"{where}: size {size!r} is not a number with an optional k/m/g unit")
+    return int(m.group(1)) * SIZE_UNITS[m.group(2)]
+
+
+def _tmpfs_mount(spec: str, where: str) -> dict[str, Any]:
+    """``/tmp:size=512m`` as the long ``type: tmpfs`` mount, the syntax a stack keeps."""
+    target, _, options = spec.partition(":")
+    mount: dict[str, Any] = {"type": "tmpfs", "target": target}
+    for option in filter(None, options.split(",")):
+        key, _, value = option.partition("=")
+        if key != "size":
+            raise StackError(f"{where}: tmpfs option {key!r} has no swarm equivalent here (only size)")
+        mount["tmpfs"] = {"size": _bytes(value, where)}
+    return mount
+
+
+def swarm_service(name: str, service: dict[str, Any]) -> dict[str, Any]:
+    """One compose service as a swarm stack service: kept keys, then ``deploy`` (replicas, dnsrr, restart
+    policy, limits) and ``tmpfs`` as mounts."""
+    out = {k: service[k] for k in KEPT if k in service}
+    deploy: dict[str, Any] = {"replicas": 1, "endpoint_mode": "dnsrr"}
+    limits: dict[str, Any] = {}
+    for key, value in service.items():
+        where = f"{COMPOSE_FILE.name}: services.{name}.{key}"
+        if key in KEPT or key in DROPPED:
+            continue
+        if key in LIMITS:
+            limits[LIMITS[key]] = str(value) if key == "cpus" else value  # the stack schema wants cpus as a string
+        elif key == "restart":
+            if value not in RESTART:
+                raise StackError(f"{where}: {value!r} is not one of {sorted(RESTART)}")
+            deploy["restart_policy"] = {"condition": RESTART[value]}
+        elif key == "tmpfs":
+            out["volumes"] = [_tmpfs_mount(spec, where) for spec in ([value] if isinstance(value, str) else value)]
+        else:
+            raise StackError(f"{where}: no swarm translation for {key!r}; add one to compose/swarm_stack.py")
+    if limits:
+        deploy["resources"] = {"limits": limits}
+    out["deploy"] = deploy
+    return out
+
+
+def stack(compose: dict[str, Any]) -> dict[str, Any]:
+    """The stack file's content: every catalogue service without a compose profile, and the networks as
+    attachable overlays."""
+    services = compose.get("services", {})
+    out: dict[str, Any] = {}
+    for s in SERVICES:
+        if s.compose_profile is not None:
+            continue
+        if s.name not in services:
+            raise StackError(f"{COMPOSE_FILE.name}: services.{s.name} is in the catalogue but not in the file")
+        out[s.name] = swarm_service(s.name, services[s.name])
+    networks = {
+        name: {"driver": "overlay", "attachable": True, **({"internal": True} if (net or {}).get("internal") else {})}
+        for name, net in compose.get("networks", {}).items()
+    }
+    return {"version": STACK_VERSION, "services": out, "networks": networks}
+
+
+def render(compose_text: str) -> str:
+    content = stack(yaml.safe_load(compose_text))
+    return HEADER + yaml.dump(content, Dumper=_Dumper, sort_keys=False, width=120, default_flow_style=None)
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--check", action="store_true", help="exit 1 if compose/swarm.yml is out of date")
+    args = parser.parse_args(argv)
+    try:
+        text = render(COMPOSE_FILE.read_text())
+    except StackError as e:
+        print(f"swarm_stack: {e}", file=sys.stderr)
+        return 2
+    if args.check:
+        if not STACK_FILE.is_file() or STACK_FILE.read_text() != text:
+            print(f"{STACK_FILE} is out of date: run python compose/swarm_stack.py", file=sys.stderr)
+            return 1
+        return 0
+    STACK_FILE.write_text(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
