@@ -424,6 +424,7 @@ def main(argv: list[str] | None = None) -> None:
         f"{args.host}:{args.port}",
         max_message_mb=args.max_message_mb,
         workers=args.workers,
+        max_queue=args.max_queue,
         security=server_security(args),
     )
     run_until_signalled(running, servicer.load, "scorer")

@@ -1,8 +1,8 @@
 """Typed errors a model raises; one interceptor maps them to gRPC status codes.
 
 Bad request -> INVALID_ARGUMENT, unsupported task/voice -> UNIMPLEMENTED, not ready -> UNAVAILABLE,
-anything else (including an unexpected exception) -> INTERNAL: a server fault is never reported as
-the client's.
+busy (every slot and the wait queue full) -> RESOURCE_EXHAUSTED, anything else (including an
+unexpected exception) -> INTERNAL: a server fault is never reported as the client's.
 """
 
 from __future__ import annotations
@@ -28,6 +28,12 @@ class NotReady(ServiceError):
 
 class TimeLimitExceeded(ServiceError):
     code = grpc.StatusCode.DEADLINE_EXCEEDED
+
+
+class Busy(ServiceError):
+    """Every slot of the service is taken and its wait queue is full: try again later (transient)."""
+
+    code = grpc.StatusCode.RESOURCE_EXHAUSTED
 
 
 class Cancelled(ServiceError):

@@ -32,6 +32,7 @@ from voxarena.tasks import task_inputs
 from voxarena.transport import DEFAULT_TOKEN_ENV, ENV_CERT, ENV_CLIENT_CA, ENV_KEY, ServerSecurity, TransportConfigError
 from voxarena.v1 import common_pb2, detector_pb2, detector_pb2_grpc, generator_pb2, generator_pb2_grpc
 
+from .admission import DEFAULT_CONCURRENCY, DEFAULT_MAX_QUEUE, Admission
 from .errors import InvalidArgument, NotReady, ServiceError, Unimplemented
 from .model import DetectorModel, GeneratorModel, SynthesisRequest, _ModelBase
 
@@ -310,8 +311,12 @@ class ErrorMappingInterceptor(grpc.ServerInterceptor):  # type: ignore[misc]  # 
 
     Every error message starts with the request id (or the batch size) so the client can name the item.
     A request that does not parse (invalid UTF-8 in a string, truncated bytes) is the client's:
-    INVALID_ARGUMENT, before the servicer sees it.
+    INVALID_ARGUMENT, before the servicer sees it. A work call runs in one of ``admission``'s slots
+    (RESOURCE_EXHAUSTED when they and its wait queue are full; see voxarena.sdk.admission).
     """
+
+    def __init__(self, admission: Admission | None = None) -> None:
+        self.admission = admission
 
     def intercept_service(
         self, continuation: Continuation, handler_call_details: grpc.HandlerCallDetails
@@ -320,6 +325,7 @@ class ErrorMappingInterceptor(grpc.ServerInterceptor):  # type: ignore[misc]  # 
         if handler is None or handler.unary_unary is None:
             return handler
         inner, method = handler.unary_unary, handler_call_details.method
+        admission = self.admission if self.admission and self.admission.governs(method) else None
 
         def wrapper(request: Any, context: grpc.ServicerContext) -> Any:
             if isinstance(request, UndecodableRequest):
@@ -331,7 +337,10 @@ class ErrorMappingInterceptor(grpc.ServerInterceptor):  # type: ignore[misc]  # 
             t0 = time.perf_counter()
             code = "OK"
             try:
-                return inner(request, context)
+                if admission is None:
+                    return inner(request, context)
+                with admission.slot(context):
+                    return inner(request, context)
             except ServiceError as e:
                 code = e.code.name
                 context.abort(e.code, f"{rid}: {e}")
@@ -381,19 +390,24 @@ def create_server(
     registrations: list[tuple[str, Callable[[grpc.Server], None]]],
     address: str = "[::]:0",
     max_message_mb: float = DEFAULT_MAX_MESSAGE_MB,
-    workers: int = 4,
+    workers: int = DEFAULT_CONCURRENCY,
     security: ServerSecurity | None = None,
+    max_queue: int = DEFAULT_MAX_QUEUE,
 ) -> RunningServer:
     """A started-later gRPC server with the given services plus health and reflection.
 
     Returns the server and its bound port (use port 0 in tests). Health starts NOT_SERVING.
+    ``workers``: work calls (every method of ``registrations`` but GetInfo) in flight at once;
+    ``max_queue`` more wait for a slot, and beyond that a call is RESOURCE_EXHAUSTED at once. The
+    thread pool is larger, so health checks and GetInfo answer while every slot is busy.
     ``security``: TLS / mTLS credentials and a bearer token (voxarena.transport); plaintext without.
     """
     security = security or ServerSecurity()
     limit = int(max_message_mb * 1024 * 1024)
+    admission = Admission(workers, max_queue, tuple(name for name, _ in registrations))
     server = grpc.server(
-        futures.ThreadPoolExecutor(max_workers=workers),
-        interceptors=[*security.interceptors(), ErrorMappingInterceptor()],
+        futures.ThreadPoolExecutor(max_workers=admission.threads),
+        interceptors=[*security.interceptors(), ErrorMappingInterceptor(admission)],
         options=[
             ("grpc.max_receive_message_length", limit),
             ("grpc.max_send_message_length", limit),
@@ -422,6 +436,27 @@ def create_model_server(model: _ModelBase, address: str = "[::]:0", **kwargs: An
     return create_server([_registration(model)], address, **kwargs)
 
 
+ENV_CONCURRENCY = "VOXARENA_CONCURRENCY"
+ENV_MAX_QUEUE = "VOXARENA_MAX_QUEUE"
+
+
+class _Count:
+    """An argparse type: an integer >= ``minimum``; the error names the option's environment variable,
+    where a bad default comes from."""
+
+    def __init__(self, env: str, minimum: int) -> None:
+        self.env, self.minimum = env, minimum
+
+    def __call__(self, text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not an integer (command line or ${self.env})") from None
+        if value < self.minimum:
+            raise argparse.ArgumentTypeError(f"{value} is less than {self.minimum} (command line or ${self.env})")
+        return value
+
+
 def add_service_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--host", default="[::]", help="address to bind (default all interfaces)")
     parser.add_argument("--port", type=int, default=50051, help="port to bind; 0 picks a free one")
@@ -431,7 +466,22 @@ def add_service_arguments(parser: argparse.ArgumentParser) -> None:
         default=DEFAULT_MAX_MESSAGE_MB,
         help="largest request/response in MiB; larger ones get RESOURCE_EXHAUSTED",
     )
-    parser.add_argument("--workers", type=int, default=4, help="concurrent calls served")
+    parser.add_argument(
+        "--concurrency",
+        "--workers",
+        dest="workers",
+        type=_Count(ENV_CONCURRENCY, minimum=1),
+        default=os.environ.get(ENV_CONCURRENCY, str(DEFAULT_CONCURRENCY)),
+        help=f"work calls (model calls) in flight at once; health and GetInfo answer beside them "
+        f"(or ${ENV_CONCURRENCY}; default {DEFAULT_CONCURRENCY})",
+    )
+    parser.add_argument(
+        "--max-queue",
+        type=_Count(ENV_MAX_QUEUE, minimum=0),
+        default=os.environ.get(ENV_MAX_QUEUE, str(DEFAULT_MAX_QUEUE)),
+        help=f"work calls waiting for a slot; more get RESOURCE_EXHAUSTED at once "
+        f"(or ${ENV_MAX_QUEUE}; default {DEFAULT_MAX_QUEUE})",
+    )
     parser.add_argument("--log-level", default="INFO")
     parser.add_argument("--tls-cert", help=f"PEM certificate: serve TLS (or ${ENV_CERT})")
     parser.add_argument("--tls-key", help=f"PEM private key of --tls-cert (or ${ENV_KEY})")
@@ -518,7 +568,12 @@ def serve(
     model = model_factory(args) if add_arguments else model_factory()
     security = server_security(args)
     running = create_model_server(
-        model, f"{args.host}:{args.port}", max_message_mb=args.max_message_mb, workers=args.workers, security=security
+        model,
+        f"{args.host}:{args.port}",
+        max_message_mb=args.max_message_mb,
+        workers=args.workers,
+        max_queue=args.max_queue,
+        security=security,
     )
     log.info("%s: transport %s", model.name, security.describe())
 
