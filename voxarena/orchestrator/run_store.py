@@ -2,20 +2,85 @@
 
 A record is appended only after the audio it points to is completely on disk (written to a temp
 file and renamed), so a run killed at any moment leaves a consistent store; a torn last line is cut
-off on the next open. A rerun skips ids already recorded (resume): a failure is a row with its
-reason, never a missing row.
+off on the next open, and temporaries a killed run left are removed. A rerun skips ids already
+recorded (resume): a failure is a row with its reason, never a missing row.
+
+The directory's own problems (``--out`` is a file, no permission to write, a full disk) are a
+``RunDirError``: one line naming the path and the reason. A row whose append failed half-way is cut
+off at once, so the rows before it stay valid and a rerun, once the cause is fixed, resumes.
 """
 
 from __future__ import annotations
 
 import csv
+import errno
 import hashlib
 import json
 import os
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
+from .fleet import RunError
+
 CLEAN = "clean"
+# What to do about a run directory's error, by errno; the rest are said as they are.
+_ADVICE = {
+    errno.ENOSPC: "free some space, then rerun the same command: it resumes, keeping every row written",
+    errno.EDQUOT: "free some space, then rerun the same command: it resumes, keeping every row written",
+    errno.EACCES: "make it writable or choose another --out",
+    errno.EPERM: "make it writable or choose another --out",
+    errno.EROFS: "make it writable or choose another --out",
+    errno.ENOTDIR: "--out must name a directory",
+}
+
+
+class RunDirError(RunError):
+    """The run directory cannot be made, read or written: one line with the path, what was being done,
+    the reason (errno) and what to do about it."""
+
+    @classmethod
+    def of(cls, doing: str, path: Path, e: OSError) -> RunDirError:
+        reason = e.strerror or str(e)
+        if e.errno in errno.errorcode:
+            reason += f" ({errno.errorcode[e.errno]})"
+        advice = _ADVICE.get(e.errno or 0)
+        return cls(f"{path}: cannot {doing}: {reason}" + (f"; {advice}" if advice else ""))
+
+
+@contextmanager
+def run_dir_io(doing: str, path: Path) -> Iterator[None]:
+    """An OSError inside becomes a ``RunDirError`` saying ``cannot {doing}`` at ``path``."""
+    try:
+        yield
+    except OSError as e:
+        raise RunDirError.of(doing, path, e) from e
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    """Every byte of ``data`` to ``fd``: the one place the run store writes (a nearly full disk may take
+    part of a write; the rest fails with ENOSPC)."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _write_file(path: Path, data: bytes) -> None:
+    """``path`` with exactly ``data``, made whole under a temporary name and renamed into place; a
+    temporary a failure leaves (a full disk) is removed, or on the next open if that fails too."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        try:
+            _write_all(fd, data)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except OSError:
+        with suppress(OSError):
+            tmp.unlink()
+        raise
 
 
 def generation_id(generator: str, task: str, item_id: str, iteration: int = 1) -> str:
@@ -68,18 +133,30 @@ def read_csv(path: Path) -> list[dict]:
 
 
 class JsonlTable:
+    """One append-only JSONL table. ``append`` returns once its row is on disk (fsynced), with group
+    commit: rows written by several threads while one fsync runs share the next one, so the table keeps
+    up with many calls in flight instead of one fsync per row in turn (benchmarks/orchestrator_ceiling.py).
+    """
+
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # the file's end and ``rows``
+        self._sync_lock = threading.Lock()  # one fsync at a time
+        self._written = 0  # rows written so far (the file's sequence number)
+        self._synced = 0  # rows known to be on disk
         self.rows: dict[str, dict] = {}
+        # Set when a torn row could not be cut off: nothing more is appended after it (it would be
+        # glued to it); the next open cuts it.
+        self._torn: RunDirError | None = None
         if path.exists():
             self._load()
 
     def _load(self) -> None:
-        data = self.path.read_bytes()
+        with run_dir_io("read it", self.path):
+            data = self.path.read_bytes()
         end = data.rfind(b"\n") + 1
         if end < len(data):  # a torn write from a killed run: drop it
-            with open(self.path, "r+b") as f:
+            with run_dir_io("cut off its torn last row", self.path), open(self.path, "r+b") as f:
                 f.truncate(end)
             data = data[:end]
         for line in data.decode().splitlines():
@@ -96,11 +173,42 @@ class JsonlTable:
     def append(self, row: dict) -> None:
         line = (json.dumps(row, sort_keys=True) + "\n").encode()
         with self._lock:
-            with open(self.path, "ab") as f:
-                f.write(line)
-                f.flush()
-                os.fsync(f.fileno())
+            if self._torn is not None:
+                raise self._torn
+            with run_dir_io(f"append row {row['id']}", self.path):
+                fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+                try:
+                    end = os.fstat(fd).st_size  # this lock is the only writer of the file
+                    try:
+                        _write_all(fd, line)  # in the kernel: a killed orchestrator loses nothing from here
+                    except OSError as e:
+                        self._cut(fd, end, row["id"], e)
+                        raise
+                finally:
+                    os.close(fd)
+            self._written += 1
+            mine = self._written
             self.rows[row["id"]] = row
+        with self._sync_lock:
+            if self._synced < mine:  # no fsync since this row was written has covered it
+                covered = self._written
+                with run_dir_io("sync it to disk", self.path):
+                    fd = os.open(self.path, os.O_RDONLY)  # fsync syncs the file, whichever descriptor asks
+                    try:
+                        os.fsync(fd)
+                    finally:
+                        os.close(fd)
+                self._synced = covered
+
+    def _cut(self, fd: int, end: int, row_id: str, cause: OSError) -> None:
+        """A failed append leaves nothing: the part of the row written (a full disk) is cut off, so the
+        rows before it stay valid; if even that fails, nothing more is appended after it."""
+        try:
+            os.ftruncate(fd, end)
+        except OSError:
+            doing = f"append row {row_id} (the part written is cut off on resume)"
+            self._torn = RunDirError.of(doing, self.path, cause)
+            raise self._torn from cause
 
     def sorted_rows(self) -> list[dict]:
         return [self.rows[k] for k in sorted(self.rows)]
@@ -112,8 +220,18 @@ class RunStore:
         self.audio_dir = run_dir / "audio"
         self.metrics_dir = run_dir / "metrics"
         self.logs_dir = run_dir / "logs"
+        if run_dir.exists() and not run_dir.is_dir():
+            raise RunDirError.of(
+                "use it as the run directory", run_dir, OSError(errno.ENOTDIR, os.strerror(errno.ENOTDIR))
+            )
         for d in (self.dir, self.audio_dir, self.metrics_dir, self.logs_dir):
-            d.mkdir(parents=True, exist_ok=True)
+            with run_dir_io("create the directory", d):
+                d.mkdir(parents=True, exist_ok=True)
+        self.removed_temporaries = self._remove_temporaries()
+        probe = run_dir / f".write-check.{os.getpid()}.tmp"
+        with run_dir_io("write in it", run_dir):  # a read-only directory stops the run before any service starts
+            os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644))
+            probe.unlink()
         self.generations = JsonlTable(run_dir / "generations.jsonl")
         self.detections = JsonlTable(run_dir / "detections.jsonl")
         self.measurements = JsonlTable(run_dir / "measurements.jsonl")
@@ -128,22 +246,30 @@ class RunStore:
     def run_json(self) -> Path:
         return self.dir / "run.json"
 
+    def _remove_temporaries(self) -> list[Path]:
+        """The ``*.tmp`` files a killed run or a full disk left (audio, run.json, manifest, metrics): never
+        renamed into place, so nothing refers to them. One orchestrator works on a run directory at a time."""
+        stale = [*self.dir.glob("*.tmp"), *self.metrics_dir.glob("*.tmp"), *self.audio_dir.glob("*/*.tmp")]
+        for path in stale:
+            with run_dir_io("remove a temporary left by an earlier run", path):
+                path.unlink(missing_ok=True)
+        return stale
+
     def put_audio(self, wav: bytes) -> tuple[str, str]:
         """Store WAV bytes under audio/<sha[:2]>/<sha>.wav; returns (path relative to the run, sha256)."""
         sha = hashlib.sha256(wav).hexdigest()
         rel = Path("audio") / sha[:2] / f"{sha}.wav"
         path = self.dir / rel
         if not path.exists():
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_name(f".{sha}.{threading.get_ident()}.tmp")
-            tmp.write_bytes(wav)
-            os.replace(tmp, path)
+            with run_dir_io("store a clip", path):
+                path.parent.mkdir(parents=True, exist_ok=True)
+                _write_file(path, wav)
         return str(rel), sha
 
     def read_json(self) -> dict | None:
-        return json.loads(self.run_json.read_text()) if self.run_json.exists() else None
+        with run_dir_io("read it", self.run_json):
+            return json.loads(self.run_json.read_text()) if self.run_json.exists() else None
 
     def write_json(self, data: dict) -> None:
-        tmp = self.run_json.with_suffix(".tmp")
-        tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
-        tmp.replace(self.run_json)
+        with run_dir_io("write it", self.run_json):
+            _write_file(self.run_json, (json.dumps(data, indent=2, sort_keys=True) + "\n").encode())
