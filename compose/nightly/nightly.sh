@@ -8,8 +8,9 @@
 #   NIGHTLY_DIR  where runs go, under ./runs for the orchestrator container (default runs/nightly)
 #   KEEP         how many dated runs to keep (default 7); the baseline is never pruned
 #   THRESHOLDS   YAML of allowed worsening per metric (default: the built-in thresholds)
-#   STACK        compose (default: docker-compose up, the orchestrator container) or local
-#                (services as local processes, .venv/bin/orchestrator)
+#   STACK        compose (default: docker-compose up, the orchestrator container), local
+#                (services as local processes, .venv/bin/orchestrator) or incluster (inside the orchestrator
+#                image beside the running services, e.g. deploy/k8s's CronJob: `orchestrator` on PATH)
 # The first run, or any run after `rm -r $NIGHTLY_DIR/baseline`, is pinned as the baseline.
 # cron (02:30 every night, from the repository root):
 #   30 2 * * * cd /path/to/voxarena && compose/nightly/nightly.sh >> runs/nightly.log 2>&1
@@ -26,7 +27,11 @@ run="$NIGHTLY_DIR/$stamp"
 baseline="$NIGHTLY_DIR/baseline"
 
 orchestrator() {
-  if [ "$STACK" = compose ]; then $COMPOSE run --rm -T orchestrator "$@"; else .venv/bin/orchestrator "$@"; fi
+  case $STACK in
+    compose) $COMPOSE run --rm -T orchestrator "$@" ;;
+    incluster) command orchestrator "$@" ;;
+    *) .venv/bin/orchestrator "$@" ;;
+  esac
 }
 
 if [ "$STACK" = compose ]; then
@@ -35,7 +40,8 @@ fi
 echo "nightly $stamp: running $CONFIG into $run ($STACK)"
 # An incomplete run (exit 3: a rerun has work, 4: permanent failures) is not compared with the baseline.
 run_rc=0
-orchestrator run "$CONFIG" --out "$run" --no-progress --stack "$STACK" || run_rc=$?
+# In the cluster the services are reached by name, as the compose stack's are.
+orchestrator run "$CONFIG" --out "$run" --no-progress --stack "${STACK/incluster/compose}" || run_rc=$?
 case $run_rc in
   0) ;;
   3|4) echo "run incomplete (exit $run_rc): see orchestrator status $run"; exit 2 ;;
