@@ -1,0 +1,298 @@
+"""deploy/k8s against the catalogue, docker-compose.yml and the Kubernetes API schemas, offline.
+
+The committed tree must be the generator's output; every document listed by a kustomization validates
+strictly (``kubernetes_validate``) against the oldest API it targets (1.31: podFailurePolicy GA) and the
+newest the package ships; with kubectl on PATH, every buildable kustomization is rendered
+(``kubectl kustomize``) and its output validated too. No cluster: nothing here is applied.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import kubernetes_validate
+import pytest
+import yaml
+
+from voxarena.catalogue import PORT, SERVICES
+from voxarena.deploy.k8s import REGENERATE, render
+
+REPO = Path(__file__).resolve().parents[2]
+K8S = REPO / "deploy" / "k8s"
+VERSIONS = ("1.31.0", "1.37.0")
+MODELS = [s for s in SERVICES if s.role != "orchestrator"]
+BY_NAME = {s.name: s for s in SERVICES}
+COMPOSE = yaml.safe_load((REPO / "docker-compose.yml").read_text())["services"]
+HARDENED = {
+    "runAsNonRoot": True,
+    "runAsUser": 10001,
+    "runAsGroup": 10001,
+    "readOnlyRootFilesystem": True,
+    "allowPrivilegeEscalation": False,
+    "capabilities": {"drop": ["ALL"]},
+    "seccompProfile": {"type": "RuntimeDefault"},
+}
+
+
+@cache  # the tree is read, never written, by these tests
+def kustomizations() -> dict[Path, dict]:
+    return {p.parent: yaml.safe_load(p.read_text()) for p in sorted(K8S.rglob("kustomization.yaml"))}
+
+
+def resource_files(folder: Path, kustomization: dict) -> list[Path]:
+    """The files (not folders) a kustomization lists as resources."""
+    return [folder / r for r in kustomization.get("resources", []) if (folder / r).is_file()]
+
+
+def documents(path: Path) -> list[dict]:
+    return [d for d in yaml.safe_load_all(path.read_text()) if d]
+
+
+@cache
+def listed_documents() -> list[tuple[Path, dict]]:
+    return [(f, d) for folder, k in kustomizations().items() for f in resource_files(folder, k) for d in documents(f)]
+
+
+def find(kind: str, name: str, folder: str) -> dict:
+    docs = [d for f in resource_files(K8S / folder, kustomizations()[K8S / folder]) for d in documents(f)]
+    found = [d for d in docs if d["kind"] == kind and d["metadata"]["name"] == name]
+    assert len(found) == 1, f"{folder}: {len(found)} {kind} named {name}"
+    return found[0]
+
+
+def selects(selector: dict, labels: dict[str, str]) -> bool:
+    """Kubernetes label-selector semantics (matchLabels and matchExpressions; {} selects everything)."""
+    if any(labels.get(k) != v for k, v in selector.get("matchLabels", {}).items()):
+        return False
+    for e in selector.get("matchExpressions", []):
+        value, op = labels.get(e["key"]), e["operator"]
+        ok = {
+            "In": value in e.get("values", []),
+            "NotIn": value not in e.get("values", []),
+            "Exists": e["key"] in labels,
+            "DoesNotExist": e["key"] not in labels,
+        }[op]
+        if not ok:
+            return False
+    return True
+
+
+# ------------------------------------------------------------------------------------- the tree itself
+def test_the_committed_tree_is_the_generators_output():
+    expected = render(REPO)
+    committed = {str(p.relative_to(K8S)): p.read_text() for p in K8S.rglob("*.yaml")}
+    problems = [f"missing {p}" for p in sorted(set(expected) - set(committed))]
+    problems += [f"not generated: {p}" for p in sorted(set(committed) - set(expected))]
+    problems += [f"differs: {p}" for p in sorted(set(expected) & set(committed)) if expected[p] != committed[p]]
+    assert not problems, f"deploy/k8s is stale ({'; '.join(problems)}): run `.venv/bin/{REGENERATE}`"
+
+
+def test_every_file_is_listed_by_a_kustomization_and_every_listed_path_exists():
+    listed: set[Path] = set()
+    for folder, k in kustomizations().items():
+        for entry in k.get("resources", []):
+            path = (folder / entry).resolve()
+            assert path.is_file() or (path / "kustomization.yaml").is_file(), f"{folder}: resource {entry} missing"
+            listed.add(path)
+        for entry in k.get("components", []):
+            component = yaml.safe_load(((folder / entry) / "kustomization.yaml").read_text())
+            assert component["kind"] == "Component", f"{folder}: {entry} is not a kustomize Component"
+    files = {p.resolve() for p in K8S.rglob("*") if p.is_file() and p.name not in ("kustomization.yaml", "README.md")}
+    assert sorted(str(p.relative_to(K8S)) for p in files - listed) == [], "files no kustomization lists"
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_every_listed_document_validates_against_the_api_schemas(version):
+    docs = listed_documents()
+    assert len(docs) > 2 * len(MODELS)
+    errors = []
+    for path, doc in docs:
+        try:
+            kubernetes_validate.validate(doc, version, strict=True)
+        except (kubernetes_validate.ValidationError, kubernetes_validate.SchemaNotFoundError) as e:
+            errors.append(f"{path.relative_to(K8S)}: {doc['kind']}/{doc['metadata']['name']}: {e}")
+    assert errors == []
+
+
+def kubectl_kustomize(folder: Path) -> list[dict]:
+    out = subprocess.run(["kubectl", "kustomize", str(folder)], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, f"kubectl kustomize {folder.relative_to(K8S)}: {out.stderr}"
+    return [d for d in yaml.safe_load_all(out.stdout) if d]
+
+
+BUILDABLE = [str(f.relative_to(K8S)) for f, k in kustomizations().items() if k["kind"] == "Kustomization"]
+
+
+@pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl (its built-in kustomize) is not installed")
+@pytest.mark.parametrize("folder", BUILDABLE)
+def test_every_kustomization_builds_and_its_output_validates(folder):
+    rendered = kubectl_kustomize(K8S / folder)
+    for doc in rendered:
+        kubernetes_validate.validate(doc, VERSIONS[-1], strict=True)
+        assert doc["kind"] == "Namespace" or doc["metadata"]["namespace"] == "voxarena", doc["metadata"]["name"]
+    names = {(d["kind"], d["metadata"]["name"]) for d in rendered}
+    if folder == "overlays/sharded":  # the Indexed Job replaces the single one, on a claim every node mounts
+        assert ("Job", "arena-shards") in names and ("Job", "arena") not in names
+        (runs,) = [d for d in rendered if d["metadata"]["name"] == "voxarena-runs"]
+        assert runs["spec"]["accessModes"] == ["ReadWriteMany"]
+    if folder == "overlays/all-services":
+        assert {("Deployment", s.name) for s in MODELS} <= names
+
+
+# ----------------------------------------------------------------------------------- the model services
+def compose_limits(name: str) -> dict[str, str]:
+    """docker-compose.yml's cpus / mem_limit in Kubernetes quantities (compose's g is GiB)."""
+    mem = COMPOSE[name]["mem_limit"]
+    assert mem.endswith("g"), f"{name}: mem_limit {mem} (this test reads whole GiB only)"
+    return {"cpu": f"{COMPOSE[name]['cpus']:g}", "memory": f"{mem[:-1]}Gi"}
+
+
+@pytest.mark.parametrize("name", [s.name for s in MODELS])
+def test_every_catalogued_service_has_a_probed_hardened_deployment_and_a_headless_service(name):
+    svc = BY_NAME[name]
+    folder = "base" if svc.compose_profile is None else f"components/{svc.compose_profile}"
+    deployment, service = find("Deployment", name, folder), find("Service", name, folder)
+    pod = deployment["spec"]["template"]
+    (container,) = pod["spec"]["containers"]
+    assert container["image"] == svc.image and container["imagePullPolicy"] == "IfNotPresent"
+    for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
+        assert container[probe]["grpc"] == {"port": PORT}, f"{name}: {probe}"
+    assert container["resources"]["limits"] == compose_limits(name)
+    assert set(container["resources"]["requests"]) == {"cpu", "memory"}
+    assert container["securityContext"] == HARDENED
+    assert pod["spec"]["securityContext"]["runAsNonRoot"] is True
+    assert pod["spec"]["automountServiceAccountToken"] is False
+    tmp = [m for m in container["volumeMounts"] if m["mountPath"] == "/tmp"]
+    assert tmp and any(v["name"] == tmp[0]["name"] and "emptyDir" in v for v in pod["spec"]["volumes"])
+    assert service["spec"]["clusterIP"] == "None"
+    assert [(p["name"], p["port"]) for p in service["spec"]["ports"]] == [("grpc", PORT)]
+    assert selects({"matchLabels": service["spec"]["selector"]}, pod["metadata"]["labels"])
+    assert selects(deployment["spec"]["selector"], pod["metadata"]["labels"])
+
+
+def test_optional_services_are_not_in_base_and_every_component_is_in_all_services():
+    deployments = [(f.parent, d["metadata"]["name"]) for f, d in listed_documents() if d["kind"] == "Deployment"]
+    assert {name for folder, name in deployments if folder == K8S / "base"} == {
+        s.name for s in MODELS if s.compose_profile is None
+    }
+    assert sorted(name for _, name in deployments) == sorted(s.name for s in MODELS)
+    overlay = kustomizations()[K8S / "overlays" / "all-services"]
+    assert sorted(overlay["components"]) == sorted(
+        {f"../../components/{s.compose_profile}" for s in MODELS if s.compose_profile}
+    )
+
+
+# ------------------------------------------------------------------------------------------- the network
+def policies() -> list[dict]:
+    return [d for _, d in listed_documents() if d["kind"] == "NetworkPolicy"]
+
+
+def allowed(labels: dict[str, str], direction: str) -> list[dict] | None:
+    """The union of the rules of every policy selecting the pod in ``direction`` (None: not isolated)."""
+    governing = [
+        p for p in policies() if selects(p["spec"]["podSelector"], labels) and direction in p["spec"]["policyTypes"]
+    ]
+    if not governing:
+        return None
+    return [rule for p in governing for rule in p["spec"].get(direction.lower(), [])]
+
+
+def pod_labels(kind: str) -> list[dict[str, str]]:
+    docs = [d for _, d in listed_documents() if d["kind"] == kind]
+    if kind == "CronJob":
+        return [d["spec"]["jobTemplate"]["spec"]["template"]["metadata"]["labels"] for d in docs]
+    return [d["spec"]["template"]["metadata"]["labels"] for d in docs]
+
+
+def test_model_pods_send_nothing_and_take_only_the_orchestrators_grpc():
+    orchestrators = pod_labels("Job") + pod_labels("CronJob")
+    models = pod_labels("Deployment")
+    assert len(models) == len(MODELS) and orchestrators
+    for labels in models:
+        name = labels["app.kubernetes.io/name"]
+        assert allowed(labels, "Egress") == [], f"{name}: egress allowed"
+        ingress = allowed(labels, "Ingress")
+        assert ingress, f"{name}: not reachable (or not isolated)"
+        for rule in ingress:
+            assert rule["ports"] == [{"protocol": "TCP", "port": PORT}], name
+            for peer in rule["from"]:
+                assert set(peer) == {"podSelector"}, f"{name}: ingress from {peer}"
+                assert not any(selects(peer["podSelector"], m) for m in models), f"{name}: ingress from a model"
+                assert all(selects(peer["podSelector"], o) for o in orchestrators), name
+
+
+def test_the_orchestrator_reaches_the_models_and_dns_only():
+    models = pod_labels("Deployment")
+    for labels in pod_labels("Job") + pod_labels("CronJob"):
+        assert allowed(labels, "Ingress") == []
+        for rule in allowed(labels, "Egress") or pytest.fail("orchestrator egress not isolated"):
+            ports = {(p["protocol"], p["port"]) for p in rule["ports"]}
+            if ports == {("TCP", PORT)}:
+                assert all(set(peer) == {"podSelector"} for peer in rule["to"])
+                assert all(any(selects(peer["podSelector"], m) for peer in rule["to"]) for m in models)
+            else:
+                assert ports == {("UDP", 53), ("TCP", 53)}, rule
+                assert [peer["podSelector"] for peer in rule["to"]] == [{"matchLabels": {"k8s-app": "kube-dns"}}]
+
+
+def test_anything_else_in_the_namespace_is_denied_both_ways():
+    stranger = {"app.kubernetes.io/name": "debug-shell"}
+    assert allowed(stranger, "Ingress") == [] and allowed(stranger, "Egress") == []
+
+
+# ---------------------------------------------------------------------------------- the orchestrator pods
+def orchestrator_pods() -> dict[str, dict]:
+    pods = {}
+    for _, d in listed_documents():
+        if d["kind"] == "Job":
+            pods[d["metadata"]["name"]] = d["spec"]["template"]
+        elif d["kind"] == "CronJob":
+            pods[d["metadata"]["name"]] = d["spec"]["jobTemplate"]["spec"]["template"]
+    return pods
+
+
+@pytest.mark.parametrize("job", ["arena", "nightly", "arena-shards", "arena-merge"])
+def test_orchestrator_pods_mount_what_the_compose_orchestrator_does(job):
+    """configs/ read-only, runs/ writable, the speech data read-only: the compose container's paths."""
+    pod = orchestrator_pods()[job]
+    (container,) = pod["spec"]["containers"]
+    assert container["image"] == BY_NAME["orchestrator"].image and container["securityContext"] == HARDENED
+    mounts = {m["mountPath"]: m for m in container["volumeMounts"]}
+    volumes = {v["name"]: v for v in pod["spec"]["volumes"]}
+    # SOURCE:PATH[:ro], SOURCE possibly ${VAR:-default}: the container path is the last field but ro
+    compose = {v.removesuffix(":ro").rsplit(":", 1)[1]: v.endswith(":ro") for v in COMPOSE["orchestrator"]["volumes"]}
+    for path, read_only in compose.items():
+        mount = mounts[path if path.startswith("/") else f"{container['workingDir']}/{path}"]
+        assert mount.get("readOnly", False) == read_only, f"{job}: {path}"
+        claim = volumes[mount["name"]].get("persistentVolumeClaim")
+        assert claim is None or claim.get("readOnly", False) == read_only, f"{job}: {path}"
+    env = {e["name"]: e["value"] for e in container["env"]}
+    assert {k: env[k] for k in COMPOSE["orchestrator"]["environment"]} == COMPOSE["orchestrator"]["environment"]
+
+
+def test_the_jobs_config_reads_the_speech_data_from_the_mounted_claim(tmp_path, monkeypatch):
+    from voxarena.orchestrator.config import load_config
+
+    configmap = find("ConfigMap", "voxarena-arena-config", "base")
+    pod = orchestrator_pods()["arena"]
+    (container,) = pod["spec"]["containers"]
+    config_arg = container["args"][1]
+    (tmp_path / config_arg).parent.mkdir(parents=True)
+    (tmp_path / config_arg).write_text(configmap["data"][Path(config_arg).name])
+    env = {e["name"]: e["value"] for e in container["env"]}
+    monkeypatch.setenv("VOXARENA_SPEECH", env["VOXARENA_SPEECH"])
+    cfg = load_config(tmp_path / config_arg)
+    speech = next(m["mountPath"] for m in container["volumeMounts"] if m["name"] == "speech")
+    assert str(cfg.dataset.root).startswith(speech + "/"), cfg.dataset.root
+
+
+def test_the_run_job_retries_an_incomplete_run_but_not_permanent_failures():
+    spec = find("Job", "arena", "base")["spec"]
+    rules: list[dict[str, Any]] = spec["podFailurePolicy"]["rules"]
+    fail = [r for r in rules if r["action"] == "FailJob"]
+    assert [r["onExitCodes"]["values"] for r in fail] == [[4]]  # 3 (a rerun has work) counts and is retried
+    assert spec["backoffLimit"] >= 1 and spec["template"]["spec"]["restartPolicy"] == "Never"

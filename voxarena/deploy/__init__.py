@@ -1,0 +1,1 @@
+"""Deployment descriptions generated from the service catalogue (``voxarena.deploy.k8s``: Kubernetes)."""
