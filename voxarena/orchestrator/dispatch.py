@@ -98,7 +98,8 @@ class Batcher:
             self.futures.append(fut)
 
     def _finished(self, fut: Future) -> None:
-        self.on_done(len(fut.result()))
+        if not fut.cancelled() and fut.exception() is None:  # a failed batch raises where it is awaited (_run)
+            self.on_done(len(fut.result()))
 
 
 class Dispatcher:

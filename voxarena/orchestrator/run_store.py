@@ -42,10 +42,11 @@ class RunDirError(RunError):
 
     @classmethod
     def of(cls, doing: str, path: Path, e: OSError) -> RunDirError:
+        code = e.errno or 0
         reason = e.strerror or str(e)
-        if e.errno in errno.errorcode:
-            reason += f" ({errno.errorcode[e.errno]})"
-        advice = _ADVICE.get(e.errno or 0)
+        if code in errno.errorcode:
+            reason += f" ({errno.errorcode[code]})"
+        advice = _ADVICE.get(code)
         return cls(f"{path}: cannot {doing}: {reason}" + (f"; {advice}" if advice else ""))
 
 
