@@ -8,8 +8,10 @@ newest the package ships; with kubectl on PATH, every buildable kustomization is
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
+import time
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -160,7 +162,7 @@ def test_every_catalogued_service_has_a_probed_hardened_deployment_and_a_headles
     (container,) = pod["spec"]["containers"]
     assert container["image"] == svc.image and container["imagePullPolicy"] == "IfNotPresent"
     for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
-        assert container[probe]["grpc"] == {"port": PORT}, f"{name}: {probe}"
+        assert container.get(probe, {}).get("grpc") == {"port": PORT}, f"{name}: {probe} missing or not grpc on {PORT}"
     assert container["resources"]["limits"] == compose_limits(name)
     assert set(container["resources"]["requests"]) == {"cpu", "memory"}
     assert container["securityContext"] == HARDENED
@@ -296,3 +298,87 @@ def test_the_run_job_retries_an_incomplete_run_but_not_permanent_failures():
     fail = [r for r in rules if r["action"] == "FailJob"]
     assert [r["onExitCodes"]["values"] for r in fail] == [[4]]  # 3 (a rerun has work) counts and is retried
     assert spec["backoffLimit"] >= 1 and spec["template"]["spec"]["restartPolicy"] == "Never"
+
+
+@pytest.mark.parametrize("job", ["arena", "arena-shards", "arena-merge"])
+def test_the_jobs_arguments_are_a_valid_orchestrator_command_line(job):
+    """Parsed by the orchestrator's own CLI (click): an unknown option or a missing argument fails here."""
+    import typer
+
+    from voxarena.orchestrator.cli import app
+
+    (container,) = orchestrator_pods()[job]["spec"]["containers"]
+    assert "command" not in container  # the image's ENTRYPOINT, orchestrator
+    args = [a.replace("$(JOB_COMPLETION_INDEX)", "3") for a in container["args"]]
+    group = typer.main.get_command(app)  # a click group (typer's own click, whichever it is)
+    with group.make_context("orchestrator", list(args)) as ctx:
+        command = group.get_command(ctx, args[0])
+        assert command is not None, f"{job}: no command {args[0]}"
+        params = command.make_context(args[0], args[1:], parent=ctx).params
+    if job == "arena-shards":  # K/N with N the Job's completions; K is the pod's index
+        spec = find("Job", "arena-shards", "overlays/sharded")["spec"]
+        assert params["shard"] == f"3/{spec['completions']}" and spec["completionMode"] == "Indexed"
+    if job == "arena-merge":  # every shard the Indexed Job writes, merged into the single Job's run directory
+        spec = find("Job", "arena-shards", "overlays/sharded")["spec"]
+        (shard_out,) = [a for a in orchestrator_pods()["arena-shards"]["spec"]["containers"][0]["args"] if "$(" in a][
+            :1
+        ]
+        expected = [Path(shard_out.replace("$(JOB_COMPLETION_INDEX)", str(k))) for k in range(spec["completions"])]
+        assert params["shard_dirs"] == expected
+        assert params["out"] == Path(orchestrator_pods()["arena"]["spec"]["containers"][0]["args"][3])
+
+
+def test_the_nightly_cronjob_runs_nightly_sh_against_the_running_services(tmp_path):
+    """The CronJob's command, arguments, environment and script mount, run with bash against a stub
+    ``orchestrator`` that logs its arguments: a first night pins the baseline, a second compares."""
+    cronjob = find("CronJob", "nightly", "base")
+    pod = cronjob["spec"]["jobTemplate"]["spec"]["template"]
+    (container,) = pod["spec"]["containers"]
+    work = container["workingDir"]
+    root = tmp_path / "root"
+    for mount in container["volumeMounts"]:
+        volume = next(v for v in pod["spec"]["volumes"] if v["name"] == mount["name"])
+        if "configMap" in volume:
+            configmap = next(
+                d
+                for _, d in listed_documents()
+                if d["kind"] == "ConfigMap" and d["metadata"]["name"] == volume["configMap"]["name"]
+            )
+            for key, text in configmap["data"].items():
+                (root / mount["mountPath"].lstrip("/") / key).parent.mkdir(parents=True, exist_ok=True)
+                (root / mount["mountPath"].lstrip("/") / key).write_text(text)
+        else:
+            (root / mount["mountPath"].lstrip("/")).mkdir(parents=True, exist_ok=True)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    log = tmp_path / "calls"
+    stub = bin_dir / "orchestrator"
+    # `run ... --out DIR`: make DIR; everything else: succeed. Log the arguments and the working directory.
+    stub.write_text(
+        '#!/bin/sh\necho "$PWD $*" >> ' + str(log) + "\n"
+        'if [ "$1" = run ]; then while [ "$1" != --out ]; do shift; done; mkdir -p "$2"; fi\n'
+    )
+    stub.chmod(0o755)
+    env = {e["name"]: e["value"] for e in container["env"]}
+    command = [c.replace(work, str(root / work.lstrip("/")), 1) for c in container["command"]]
+    for night in (1, 2):
+        out = subprocess.run(
+            [*command, *container["args"]],
+            env={**env, "PATH": f"{bin_dir}:{os.environ['PATH']}"},
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert out.returncode == 0, f"night {night}: {out.stdout}{out.stderr}"
+        if night == 1:
+            time.sleep(1.1)  # the next run directory's name is the next second's
+    calls = [line.split() for line in log.read_text().splitlines()]
+    cwd = str(root / work.lstrip("/"))
+    assert [c[0] for c in calls] == [cwd] * len(calls)
+    runs = [c for c in calls if c[1] == "run"]
+    assert len(runs) == 2
+    for call in runs:
+        assert call[2:4] == [container["args"][0], "--out"] and call[4].startswith(env["NIGHTLY_DIR"] + "/")
+        assert call[-2:] == ["--stack", "compose"]  # services by name, as the compose stack's
+    assert [c[1] for c in calls] == ["run", "status", "run", "status", "compare"]
+    assert (Path(cwd) / env["NIGHTLY_DIR"] / "baseline").is_dir()

@@ -115,7 +115,7 @@ def _configmap(name: str, key: str, text: str) -> Doc:
 
 
 def _run_job_spec() -> Doc:
-    """Retries and exit codes of ``orchestrator run``: 3 (a rerun has work) is retried and resumes; 4
+    """Retries and exit codes of ``orchestrator run`` and ``merge``: 3 (a rerun has work) is retried and resumes; 4
     (permanent failures only) ends the Job, a rerun would redo nothing; an evicted pod does not count."""
     return {
         "backoffLimit": 4,
@@ -255,7 +255,7 @@ class Tree:
         merge = ko.job(
             "arena-merge",
             self.orchestrator_pod("arena-merge", ["merge", *shards, "--out", "runs/arena"]),
-            {"backoffLimit": 0},
+            _run_job_spec(),  # merge's exit codes are run's: 3 (the scorer failed) is retried
         )
         self.files["overlays/sharded/merge/arena-merge.yaml"] = [merge]
         self.files["overlays/sharded/merge/kustomization.yaml"] = [
