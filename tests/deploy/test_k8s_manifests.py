@@ -9,6 +9,7 @@ newest the package ships; with kubectl on PATH, every buildable kustomization is
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import time
@@ -382,3 +383,51 @@ def test_the_nightly_cronjob_runs_nightly_sh_against_the_running_services(tmp_pa
         assert call[-2:] == ["--stack", "compose"]  # services by name, as the compose stack's
     assert [c[1] for c in calls] == ["run", "status", "run", "status", "compare"]
     assert (Path(cwd) / env["NIGHTLY_DIR"] / "baseline").is_dir()
+
+
+def test_read_only_claims_bind_to_existing_data_and_are_mounted_read_only():
+    """A ReadOnlyMany claim stands for data made beforehand (speech, a checkpoint): a static PersistentVolume
+    (storageClassName ""), never a provisioner's new empty one; every pod mounts it read-only."""
+    docs = [d for _, d in listed_documents()]
+    read_only = {
+        d["metadata"]["name"]
+        for d in docs
+        if d["kind"] == "PersistentVolumeClaim" and "ReadOnlyMany" in d["spec"]["accessModes"]
+    }
+    assert {"voxarena-speech", "hf-audio-classifier-model"} <= read_only
+    for d in docs:
+        if d["kind"] == "PersistentVolumeClaim" and d["metadata"]["name"] in read_only:
+            assert d["spec"]["storageClassName"] == "", d["metadata"]["name"]
+    templates = [d["spec"]["template"] for d in docs if d["kind"] in ("Deployment", "Job")]
+    templates += [d["spec"]["jobTemplate"]["spec"]["template"] for d in docs if d["kind"] == "CronJob"]
+    templates += [d for d in docs if d["kind"] == "Pod"]
+    for pod in templates:
+        for volume in pod["spec"]["volumes"]:
+            if volume.get("persistentVolumeClaim", {}).get("claimName") in read_only:
+                mounts = [
+                    m for c in pod["spec"]["containers"] for m in c["volumeMounts"] if m["name"] == volume["name"]
+                ]
+                assert volume["persistentVolumeClaim"].get("readOnly") and all(m.get("readOnly") for m in mounts)
+
+
+def test_the_runs_reader_pod_has_no_network():
+    (reader,) = [d for _, d in listed_documents() if d["kind"] == "Pod"]
+    labels = reader["metadata"]["labels"]
+    assert allowed(labels, "Ingress") == [] and allowed(labels, "Egress") == []
+    assert reader["spec"]["containers"][0]["securityContext"] == HARDENED
+
+
+def test_every_name_is_one_the_api_server_accepts():
+    """The schemas do not check names: DNS-1123 subdomains (at most 253), DNS-1035 labels for Services and
+    Namespaces, 63 for a label value; a CronJob's name leaves room for its Jobs' suffix (52)."""
+    subdomain = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+    label = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")
+    for path, d in listed_documents():
+        name, where = d["metadata"]["name"], f"{path.relative_to(K8S)}: {d['kind']} {d['metadata']['name']!r}"
+        assert subdomain.fullmatch(name) and len(name) <= 253, where
+        if d["kind"] in ("Service", "Namespace"):
+            assert label.fullmatch(name) and len(name) <= 63, where
+        if d["kind"] == "CronJob":
+            assert len(name) <= 52, where
+        for value in d["metadata"].get("labels", {}).values():
+            assert re.fullmatch(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]?", value) and len(value) <= 63, where

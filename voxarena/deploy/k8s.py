@@ -11,6 +11,7 @@ The tree (``kubectl apply -k deploy/k8s/base``; deploy/k8s/README.md):
   overlays/all-services/   base + every component
   overlays/sharded/        base with the single Job replaced by an Indexed Job of SHARDS shards
   overlays/sharded/merge/  the Job that merges the shards, applied once they are complete
+  overlays/runs-reader/    a pod holding the runs claim, to copy a run out
 """
 
 from __future__ import annotations
@@ -63,6 +64,11 @@ def _id(value: str, where: str) -> int:
     return int(m.group(1) or m.group(2))
 
 
+def _container_path(volume: str) -> str:
+    """The container path of a compose volume ``SOURCE:PATH[:ro]`` (SOURCE may be ``${VAR:-a/default}``)."""
+    return volume.removesuffix(":ro").rsplit(":", 1)[1]
+
+
 def compose_runtime(compose: dict[str, Any], name: str) -> Runtime:
     """How the compose service ``name`` runs: what its pod must match."""
     where = f"{COMPOSE_FILE}: services.{name}"
@@ -83,7 +89,7 @@ def compose_runtime(compose: dict[str, Any], name: str) -> Runtime:
             gid=_id(gid, where),
             tmp_bytes=_bytes(size.group(1), f"{where}.tmpfs") if size else None,
             read_only_mounts=tuple(
-                v.split(":")[1] for v in entry.get("volumes", []) if v.endswith(":ro") and name != "orchestrator"
+                _container_path(v) for v in entry.get("volumes", []) if v.endswith(":ro") and name != "orchestrator"
             ),
             environment=tuple((k, str(v)) for k, v in entry.get("environment", {}).items()),
         )
@@ -258,6 +264,18 @@ class Tree:
             _run_job_spec(),  # merge's exit codes are run's: 3 (the scorer failed) is retried
         )
         self.files["overlays/sharded/merge/arena-merge.yaml"] = [merge]
+        # A pod that only holds the runs claim, to copy a run out (kubectl cp) or run `orchestrator report`.
+        reader = self.orchestrator_pod("runs-reader", [], ["sleep", "infinity"])
+        reader["metadata"]["labels"][ko.ROLE_LABEL] = "tool"  # not the orchestrator: no network at all
+        reader_pod = {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": ko.metadata("runs-reader", reader["metadata"]["labels"]),
+        }
+        self.files["overlays/runs-reader/runs-reader.yaml"] = [{**reader_pod, "spec": reader["spec"]}]
+        self.files["overlays/runs-reader/kustomization.yaml"] = [
+            _kustomization(["runs-reader.yaml"], [], namespace=ko.NAMESPACE)
+        ]
         self.files["overlays/sharded/merge/kustomization.yaml"] = [
             _kustomization(["arena-merge.yaml"], [], namespace=ko.NAMESPACE)
         ]

@@ -183,11 +183,16 @@ def model_objects(svc: Service, rt: Runtime) -> list[Doc]:
 
 
 def claim(name: str, access: str, size: str, what: str) -> Doc:
+    """A claim; a read-only one binds only to a PersistentVolume made beforehand (storageClassName ""): it
+    stands for data that exists (speech, a checkpoint), which a provisioner's new empty volume is not."""
+    spec: Doc = {"accessModes": [access], "resources": {"requests": {"storage": size}}}
+    if access == "ReadOnlyMany":
+        spec["storageClassName"] = ""
     return {
         "apiVersion": "v1",
         "kind": "PersistentVolumeClaim",
         "metadata": {**metadata(name, {"app.kubernetes.io/part-of": PART_OF}), "annotations": {"voxarena/holds": what}},
-        "spec": {"accessModes": [access], "resources": {"requests": {"storage": size}}},
+        "spec": spec,
     }
 
 
@@ -198,7 +203,7 @@ def orchestrator_pod(rt: Runtime, image: str, instance: str, args: list[str], co
         "name": "orchestrator",
         "image": image,
         **({"command": command} if command else {}),
-        "args": args,
+        **({"args": args} if args else {}),
         "workingDir": WORKDIR,
         "env": [{"name": k, "value": v} for k, v in rt.environment],
         "volumeMounts": [
