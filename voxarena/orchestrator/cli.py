@@ -16,13 +16,14 @@ import typer
 from .cli_datasets import datasets_app
 from .cli_offline import composite_app, metrics_app
 from .cli_output import console, err, fail
-from .cli_runs import compare, compare_check, compare_timing_cmd, report, status
+from .cli_runs import compare, compare_check, compare_timing_cmd, merge, report, status
 from .clients import ServiceStartError
 from .config import ConfigError, load_config
 from .manifest import DatasetError
 from .metrics_scorer import MetricsInterrupted
 from .outcome import EXIT_RETRY
 from .pipeline import Arena, RunError
+from .shard import Shard, ShardError
 from .status import run_status
 from .summary import print_summary
 
@@ -55,13 +56,19 @@ def run(
         help="services without an address: 'local' starts them as processes, 'compose' "
         "uses the compose service of the same name (dns:///NAME:50051, round robin)",
     ),
+    shard: str | None = typer.Option(
+        None,
+        help="K/N: run only shard K (0-based, as $JOB_COMPLETION_INDEX) of N, the items with "
+        "sha256(id) mod N = K; no metrics: `orchestrator merge` makes one run of the N shards",
+    ),
 ) -> None:
     """Plan from a frozen manifest, run every generator and detector, score, and write the run directory.
 
     Exit code 0 when complete; 2 when the run cannot be done (config, dataset, services, run directory);
     3 when it ends incomplete and a rerun retries (transient failures, or the scorer failed while computing the
-    metrics); 4 with permanent failures only."""
+    metrics); 4 with permanent failures only. A shard is complete without metrics."""
     try:
+        part = Shard.parse(shard) if shard is not None else None
         cfg = load_config(config, {"protocol.seed": seed, "dataset.max_items": max_items, "dataset.root": data_root})
         run_dir = out or Path("runs") / cfg.name
         t0 = time.perf_counter()
@@ -73,15 +80,17 @@ def run(
             retry_failed=retry_failed,
             progress=progress,
             stack=stack,
+            shard=part,
         )
         record = arena.run()
     except MetricsInterrupted as e:  # every row is kept: a rerun computes the metrics
         err.print(f"[red]error:[/red] {e}", highlight=False, soft_wrap=True)
         raise typer.Exit(EXIT_RETRY) from None
-    except (ConfigError, DatasetError, RunError, ServiceStartError) as e:
+    except (ConfigError, DatasetError, RunError, ServiceStartError, ShardError) as e:
         err.print(f"[red]error:[/red] {e}", highlight=False)
         raise typer.Exit(2) from None
-    print_summary(run_dir, console)
+    if part is None:  # a shard has no metrics to summarise
+        print_summary(run_dir, console)
     gens = arena.store.generations.rows.values()
     failed = [r for r in gens if r["status"] != "ok"]
     failed += [r for r in arena.store.detections.rows.values() if r["status"] != "ok"]
@@ -105,6 +114,7 @@ app.command()(compare)
 app.command("compare-check")(compare_check)
 app.command("compare-timing")(compare_timing_cmd)
 app.command()(report)
+app.command()(merge)
 app.add_typer(datasets_app, name="datasets")
 app.add_typer(metrics_app, name="metrics")
 app.add_typer(composite_app, name="composite")

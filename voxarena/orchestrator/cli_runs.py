@@ -1,5 +1,5 @@
 """The commands that read run directories: ``status``, ``compare``, ``compare-check``,
-``compare-timing`` and ``report`` (registered on the one app in ``cli``)."""
+``compare-timing``, ``report`` and ``merge`` (registered on the one app in ``cli``)."""
 
 from __future__ import annotations
 
@@ -30,7 +30,8 @@ def status(
     if json_out:
         print_json(st)
     else:
-        table = Table(title=f"{st['name']}: {run_dir}  (manifest {st['manifest_sha256'][:12]})")
+        part = f", shard {st['shard']}" if st["shard"] else ""
+        table = Table(title=f"{st['name']}: {run_dir}  (manifest {st['manifest_sha256'][:12]}{part})")
         for col in ("stage", "service", "expected", "done", "failed", "pending"):
             table.add_column(col, justify="left" if col in ("stage", "service") else "right")
         for r in st["coverage"]:
@@ -150,3 +151,46 @@ def report(
         err.print(f"[red]error:[/red] {e}", highlight=False)
         raise typer.Exit(1) from None
     console.print(f"wrote {html_path} and {json_path}")
+
+
+def merge(
+    shard_dirs: list[Path] = typer.Argument(..., help="the N shard directories (orchestrator run --shard K/N)"),
+    out: Path = typer.Option(..., "--out", help="the merged run directory (new, or an earlier merge to redo)"),
+    stack: str = typer.Option(
+        "local", envvar="VOXARENA_STACK", help="how to reach the scorer, as for `orchestrator run`"
+    ),
+    allow_incomplete: bool = typer.Option(
+        False, help="merge shards with failed or pending rows as they are (the merged run is then incomplete)"
+    ),
+) -> None:
+    """Merge the shards of a sharded run into one run directory and compute its metrics once, over the union.
+
+    Refuses (exit 2), naming the directory and why: a shard of another run (manifest, config, services,
+    N), a missing or duplicated shard, an incomplete shard (unless --allow-incomplete), rows that are not
+    the plan's exactly once. Then exit codes as `orchestrator run`: 0 complete, 3 or 4 incomplete."""
+    from .clients import ServiceStartError
+    from .fleet import RunError
+    from .merge import merge as merge_shards
+    from .metrics_scorer import MetricsInterrupted
+    from .outcome import EXIT_RETRY
+    from .shard import ShardError
+    from .status import run_status
+    from .summary import print_summary
+
+    try:
+        record = merge_shards(shard_dirs, out, stack, allow_incomplete)
+    except MetricsInterrupted as e:  # the merged rows are kept: merging again computes the metrics
+        err.print(f"[red]error:[/red] {e}", highlight=False, soft_wrap=True)
+        raise typer.Exit(EXIT_RETRY) from None
+    except (ShardError, RunError, ServiceStartError) as e:
+        err.print(f"[red]error:[/red] cannot merge: {e}", highlight=False, soft_wrap=True)
+        raise typer.Exit(2) from None
+    print_summary(out, console)
+    console.print(
+        f"merged {len(record['merged_from'])} shards into {out}  "
+        f"manifest: {record['manifest']['items']} items ({record['manifest']['sha256'][:12]})"
+    )
+    outcome = run_status(out)["outcome"]
+    console.print(outcome["summary"], highlight=False, soft_wrap=True)
+    if outcome["exit_code"]:
+        raise typer.Exit(outcome["exit_code"])

@@ -66,12 +66,19 @@ def protocol_differences(run_a: Path, run_b: Path) -> list[str]:
         out.append(
             "scorer fingerprint differs: " + ", ".join(f"{k} ({fa.get(k)!r} vs {fb.get(k)!r})" for k in keys[:8])
         )
-    for name in sorted(set(a["services"]) & set(b["services"])):
-        ma, mb = a["services"][name]["info"].get("model", {}), b["services"][name]["info"].get("model", {})
+    return out + service_differences(a["services"], b["services"])
+
+
+def service_differences(a: dict, b: dict) -> list[str]:
+    """Of the services two runs both have (run.json ``services``): a different model name, version,
+    weights hash, or image id."""
+    out = []
+    for name in sorted(set(a) & set(b)):
+        ma, mb = a[name]["info"].get("model", {}), b[name]["info"].get("model", {})
         for key in ("name", "version", "weights_sha256"):
             if ma.get(key) != mb.get(key):
                 out.append(f"{name}: {key} differs ({ma.get(key)!r} vs {mb.get(key)!r})")
-        out += _image_difference(name, a["services"][name].get("image"), b["services"][name].get("image"))
+        out += _image_difference(name, a[name].get("image"), b[name].get("image"))
     return out
 
 

@@ -7,6 +7,9 @@ UNAVAILABLE is retried. Every response is validated; a failure becomes a row wit
 (``failures``) and the run goes on. Records are keyed by id, so a rerun on the same directory resumes.
 Fused detectors are made from the stored scores after detection (``fusion``), and every detection
 matrix leaves out the calibration split's items.
+
+A shard (``--shard K/N``, ``shard``) does the per-item work of its items only and stops there: what spans
+items (fusion's fit, the metrics: ``across_items``) is done once by ``orchestrator merge`` over the union.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import time
 from datetime import datetime, timezone
 from importlib.metadata import version
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 
@@ -30,6 +34,7 @@ from .metrics import write_metrics
 from .metrics_scorer import MetricsScorer
 from .plan import Plan
 from .run_store import RunStore
+from .shard import Shard
 from .stages import Degrade, Detect, Generate, Measure
 from .status import start_metrics, write_coverage
 
@@ -38,7 +43,7 @@ __all__ = ["Arena", "RunError"]
 RUN_FORMAT = "voxarena.run/1"
 
 
-def _now() -> str:
+def now_utc() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
 
 
@@ -69,6 +74,7 @@ class Arena:
         retry_failed: bool = False,
         progress: bool = True,
         stack: str = "local",
+        shard: Shard | None = None,
     ) -> None:
         self.fleet = ServiceFleet(cfg, run_dir / "logs", stack)  # refuses an unknown stack before any file is made
         self.cfg, self.config_file = cfg, config_file
@@ -76,6 +82,7 @@ class Arena:
         self.store = RunStore(run_dir)
         self.retry_failed = retry_failed
         self.show_progress = progress
+        self.shard = shard
         self.calibration: frozenset[str] = frozenset()  # the calibration split's items, once the manifest is frozen
 
     # ---------------------------------------------------------------- manifest and run.json
@@ -99,6 +106,14 @@ class Arena:
     def _check_resume(self, previous: dict | None) -> None:
         if previous is None:
             return
+        was = Shard.of_record(previous)
+        if was != self.shard:
+            said = f"as shard {was}" if was else "unsharded"
+            again = f"--shard {was}" if was else "no --shard"
+            raise RunError(
+                f"{self.store.dir}: was run {said}; resume it with {again}, or use a new --out"
+                + ("; a merged run is not a shard" if previous.get("merged_from") else "")
+            )
         # Transport settings (address, TLS, tokens, concurrency, deadlines) may change; the protocol may not.
         changed = config_differences(
             protocol_view(previous.get("config") or {}), protocol_view(self.cfg.model_dump(mode="json"))
@@ -133,6 +148,8 @@ class Arena:
             "seeds": {"run_seed": self.cfg.protocol.seed, "item_seed": "run seed + source index"},
             "manifest": {"sha256": manifest.sha256, "items": len(manifest), "format": "voxarena.manifest/1"},
             **({"calibration_split": split_record(manifest, self.calibration, split)} if split else {}),
+            **({"shard": self.shard.record(len(self.shard.items(manifest)))} if self.shard else {}),
+            **({"merged_from": previous["merged_from"]} if previous and "merged_from" in previous else {}),
             "stack": self.fleet.stack,
             "services": self.fleet.records(),
             "started_at": (previous or {}).get("started_at", started),
@@ -145,7 +162,7 @@ class Arena:
         self._check_resume(previous)
         manifest = self.freeze_manifest()
         self.calibration = self.calibration_split(manifest)
-        started = _now()
+        started = now_utc()
         t0 = time.perf_counter()
         self.fleet.start()  # stops whatever it started if it fails or is interrupted
         try:
@@ -155,20 +172,15 @@ class Arena:
             self.fleet.check_unchanged(previous)
             record = self._record(manifest, previous, started)
             self.store.write_json(record)
-            plan = Plan.for_run(self.cfg, manifest, self.fleet.declared_tasks())
+            plan = Plan.for_run(self.cfg, manifest, self.fleet.declared_tasks(), self.shard)
             self._execute(plan)
-            if plan.fused:
-                record["fusion"] = fuse(self.store, plan.fused, self.calibration)
-                self.store.write_json(record)
-            infos = fused_infos({n: s.info for n, s in self.fleet.services.items()}, plan.fused)
-            start_metrics(self.store.dir)
-            scorer = MetricsScorer(self.fleet.scorer.client)
-            write_metrics(evaluation_store(self.store, self.calibration), self.cfg, manifest, infos, scorer)
-            write_coverage(self.store.dir)
+            if self.shard is None:  # a shard's rows are merged first (``merge``)
+                infos = {n: s.info for n, s in self.fleet.services.items()}
+                across_items(self.store, self.cfg, plan, infos, self.fleet.scorer.client, self.calibration, record)
         finally:
             cpu = self.fleet.stop()
         wall = time.perf_counter() - t0
-        record["ended_at"] = _now()
+        record["ended_at"] = now_utc()
         record["sessions"][-1].update(
             ended_at=record["ended_at"],
             wall_seconds=round(wall, 3),
@@ -183,6 +195,33 @@ class Arena:
         degrade = Degrade(store, cfg.conditions, cfg.protocol.seed, self.retry_failed)
         generate = Generate(store, self.fleet, cfg.protocol)
         detect = Detect(store, self.fleet, degrade)
-        measure = Measure(store, self.fleet, cfg.scorer.metrics, plan.manifest.by_id())
+        # The whole manifest: a clip's speaker reference may be an item of another shard.
+        measure = Measure(store, self.fleet, cfg.scorer.metrics, plan.frozen.by_id())
         with RunProgress(plan, self.console, self.show_progress) as progress:
             Dispatcher(plan, cfg, self.fleet, store, generate, detect, measure, self.retry_failed, progress).run()
+
+
+def across_items(
+    store: RunStore,
+    cfg: RunConfig,
+    plan: Plan,
+    infos: dict,
+    scorer_client: Any,
+    calibration: frozenset[str],
+    record: dict,
+) -> None:
+    """What spans the items of a run, once over all of its rows: the fused detectors, fitted on the
+    calibration split (their fit goes into ``record`` and run.json), then the metrics through the scorer
+    (``infos``: the GetInfo of every service, by name)."""
+    if plan.fused:
+        record["fusion"] = fuse(store, plan.fused, calibration)
+        store.write_json(record)
+    start_metrics(store.dir)
+    write_metrics(
+        evaluation_store(store, calibration),
+        cfg,
+        plan.frozen,
+        fused_infos(infos, plan.fused),
+        MetricsScorer(scorer_client),
+    )
+    write_coverage(store.dir)

@@ -10,6 +10,10 @@ From the frozen manifest, the protocol and what each service declares:
 - measurement: every generated clip, when the scorer is asked for any metric;
 - fusion: a fused detector has a row for every clip its members scored, under every condition,
   made from their stored rows after detection (``fusion``), never sent to a service.
+
+A shard's plan (``shard``) is the same work for the items the shard owns: the generations of its bona
+fide items and the detections of its corpus clips and of their generated clips; references still come
+from the whole manifest. A shard has no fused detectors: they are fitted across items, once, at merge.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from dataclasses import dataclass
 from .config import ProtocolConfig, RunConfig
 from .manifest import ManifestItem, ManifestSet
 from .run_store import CLEAN, detection_id, generation_id, iteration_of
+from .shard import Shard
 
 
 @dataclass(frozen=True)
@@ -58,13 +63,17 @@ class Plan:
         conditions: list[str],
         measures: bool,
         fused: dict[str, list[str]] | None = None,
+        shard: Shard | None = None,
     ) -> None:
         """``generator_tasks``: the tasks each generator declares (GetInfo); the plan keeps the
         configured ones, in the protocol's order. ``detectors`` are the services that score clips,
-        ``fused`` the fused detectors (name -> members). ``conditions`` are the configured channel conditions."""
-        self.manifest, self.protocol = manifest, protocol
+        ``fused`` the fused detectors (name -> members). ``conditions`` are the configured channel conditions.
+        ``manifest`` is the whole frozen manifest (``self.frozen``); ``self.manifest`` the items this run
+        works on (a shard's share, or all of them)."""
+        self.shard, self.protocol, self.frozen = shard, protocol, manifest
+        self.manifest = shard.items(manifest) if shard else manifest
         self.detectors = list(detectors)
-        self.fused = dict(fused or {})
+        self.fused = {} if shard else dict(fused or {})
         self.conditions = [CLEAN, *conditions]
         self.measures = measures
         self.tasks = {g: [t for t in protocol.tasks if t in declared] for g, declared in generator_tasks.items()}
@@ -74,12 +83,14 @@ class Plan:
             GenerationJob(g, t, it, refs[it.id])
             for g, tasks in self.tasks.items()
             for t in tasks
-            for it in manifest.bonafide()
+            for it in self.manifest.bonafide()
         ]
         self._jobs = {(j.generator, j.task, j.item.id): j for j in self.jobs}
 
     @classmethod
-    def for_run(cls, cfg: RunConfig, manifest: ManifestSet, generator_tasks: dict[str, set[str]]) -> Plan:
+    def for_run(
+        cls, cfg: RunConfig, manifest: ManifestSet, generator_tasks: dict[str, set[str]], shard: Shard | None = None
+    ) -> Plan:
         return cls(
             manifest,
             cfg.protocol,
@@ -88,11 +99,13 @@ class Plan:
             list(cfg.conditions),
             bool(cfg.scorer.metrics),
             cfg.fused_detectors(),
+            shard,
         )
 
     @classmethod
     def of_record(cls, record: dict, manifest: ManifestSet) -> Plan:
-        """The plan of a run directory, from its run.json: resolved config and each service's GetInfo."""
+        """The plan of a run directory, from its run.json: resolved config, each service's GetInfo and
+        the shard it is, if it is one."""
         cfg, services = record["config"], record.get("services", {})
         tasks = {g: set(services.get(g, {}).get("info", {}).get("tasks", [])) for g in cfg["generators"]}
         detectors = cfg["detectors"]
@@ -105,6 +118,7 @@ class Plan:
             list(cfg.get("conditions", {})),
             bool(cfg["scorer"]["metrics"]),
             fused,
+            Shard.of_record(record),
         )
 
     # ---------------------------------------------------------------- generation
@@ -159,3 +173,12 @@ class Plan:
 
     def n_measurements(self) -> int:
         return self.n_generations() if self.measures else 0
+
+    # ---------------------------------------------------------------- all of it
+    def service_rows(self, generations: dict[str, dict]) -> dict[str, set[str]]:
+        """The ids of every row the services make, by table, given the recorded ``generations`` (id -> row;
+        a failed generation has no detections or measurement): fused rows are made from these."""
+        planned = {i for g in self.generators for i in self.generation_ids(g)}
+        generated = {i: r for i, r in sorted(generations.items()) if r["status"] == "ok" and i in planned}
+        detections = {i for d in self.detectors for c in self.conditions for i in self.detection_ids(d, c, generated)}
+        return {"generations": planned, "detections": detections, "measurements": set(self.measurement_ids(generated))}

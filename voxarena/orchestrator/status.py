@@ -3,7 +3,8 @@
 The expected work is the run's ``Plan``, rebuilt from its own records (the frozen manifest, the
 resolved config and the tasks each generator declared in ``run.json``): the same plan the pipeline
 ran, so a run that stopped half-way shows what is still pending. A failure is a row with its reason
-and its kind (``failures``); identical reasons are counted together.
+and its kind (``failures``); identical reasons are counted together. A shard's plan is its share of
+the items, and it is complete without metrics: they are the merge's (``shard``).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from .manifest import ManifestSet
 from .outcome import Outcome
 from .plan import Plan
 from .run_store import detector_label, read_jsonl
+from .shard import Shard
 
 # Present while the metrics are being written (a run that stopped then has none, whatever CSVs are there).
 METRICS_WRITING = ".writing"
@@ -85,10 +87,13 @@ def run_status(run_dir: Path) -> dict:
     dets = read_jsonl(run_dir / "detections.jsonl")
     meas = read_jsonl(run_dir / "measurements.jsonl")
     coverage: list[Coverage] = []
+    planned: set[str] = set()
     for g in plan.generators:
         ids = plan.generation_ids(g)
+        planned.update(ids)
         coverage.append(_count(Coverage("generation", g, len(ids)), ids, gens))
-    generated = {i: r for i, r in sorted(gens.items()) if r["status"] == "ok"}
+    # Clips the plan made (a row that is not the plan's, e.g. another shard's, brings no work).
+    generated = {i: r for i, r in sorted(gens.items()) if r["status"] == "ok" and i in planned}
     for d in plan.reported_detectors:  # fused detectors too: their rows are made after detection
         for condition in plan.conditions:
             ids = plan.detection_ids(d, condition, generated)
@@ -101,17 +106,23 @@ def run_status(run_dir: Path) -> dict:
     metrics_written = not (metrics / METRICS_WRITING).exists() and (
         (metrics / "detection_metrics.csv").exists() or (metrics / "generator_metrics.csv").exists()
     )
-    outcome = Outcome.of_coverage(rows, metrics_written)
+    shard = Shard.of_record(record)
+    # A shard computes no metrics: the merge does, over the union.
+    outcome = Outcome.of_coverage(rows, metrics_written or shard is not None)
+    verdict = outcome.as_dict()
+    if shard is not None:
+        verdict["summary"] = shard.summary(outcome, run_dir)
     return {
         "run_dir": str(run_dir),
         "name": record.get("name"),
         "manifest_sha256": record["manifest"]["sha256"],
         "finished": "ended_at" in record,
+        "shard": str(shard) if shard else None,
         "metrics_written": metrics_written,
         "coverage": rows,
         "complete": outcome.complete,  # every planned call done, none failed, metrics written
         "failed": sum(r["failed"] for r in rows),
-        "outcome": outcome.as_dict(),
+        "outcome": verdict,
     }
 
 
