@@ -33,7 +33,6 @@ REPO = Path(__file__).resolve().parents[2]
 COMPOSE_FILE = "docker-compose.yml"
 ARENA_CONFIG = "configs/compose-smoke.yaml"  # the compose stack's example run (compose/README.md)
 NIGHTLY_SCRIPT = "compose/nightly/nightly.sh"
-NIGHTLY_SCHEDULE = "30 2 * * *"  # the cron line of nightly.sh's header
 SHARDS = 4
 RUNS_SIZE, SPEECH_SIZE, MODEL_DIR_SIZE = "20Gi", "10Gi", "10Gi"
 KUSTOMIZE = "kustomize.config.k8s.io/v1beta1"
@@ -45,7 +44,7 @@ HEADER = (
 
 
 class ComposeError(ValueError):
-    """docker-compose.yml says something the manifests cannot carry over."""
+    """docker-compose.yml (or nightly.sh) says something the manifests cannot carry over."""
 
 
 # ----------------------------------------------------------------------------- docker-compose.yml -> Runtime
@@ -95,6 +94,14 @@ def compose_runtime(compose: dict[str, Any], name: str) -> Runtime:
         )
     except KeyError as e:
         raise ComposeError(f"{where}: no {e.args[0]!r}") from None
+
+
+def nightly_schedule(script: str) -> str:
+    """The schedule of the cron line in nightly.sh's header (``#   30 2 * * * cd /path ... nightly.sh``)."""
+    m = re.search(r"^#\s+((?:\S+\s+){4}\S+)\s+cd\s.*nightly\.sh", script, re.M)
+    if not m:
+        raise ComposeError(f"{NIGHTLY_SCRIPT}: no cron line (MIN HOUR DOM MON DOW cd ... nightly.sh) in its header")
+    return m.group(1)
 
 
 # ------------------------------------------------------------------------------------------------ the tree
@@ -202,6 +209,7 @@ class Tree:
         """nightly.sh inside the orchestrator image on the running stack (STACK=incluster): run, compare with
         the baseline pinned on the runs claim, keep the last 7; exit 1 (a regression) fails the Job."""
         script = Path(NIGHTLY_SCRIPT)
+        text = (self.repo / script).read_text()
         folder = f"{ko.WORKDIR}/{script.parent}"
         pod = self.orchestrator_pod("nightly", [f"configs/{ko.ARENA_CONFIG_KEY}"], ["bash", f"{folder}/{script.name}"])
         pod["spec"]["containers"][0]["env"] += [
@@ -218,7 +226,7 @@ class Tree:
             "kind": "CronJob",
             "metadata": ko.metadata("nightly", pod["metadata"]["labels"]),
             "spec": {
-                "schedule": NIGHTLY_SCHEDULE,
+                "schedule": nightly_schedule(text),
                 "timeZone": "Etc/UTC",
                 "concurrencyPolicy": "Forbid",
                 "startingDeadlineSeconds": 3600,
@@ -230,7 +238,7 @@ class Tree:
                 },
             },
         }
-        return [_configmap("voxarena-nightly", script.name, (self.repo / script).read_text()), cronjob]
+        return [_configmap("voxarena-nightly", script.name, text), cronjob]
 
     def _overlays(self) -> None:
         components = sorted({p.split("/")[1] for p in self.files if p.startswith("components/")})
