@@ -87,9 +87,7 @@ def compose_runtime(compose: dict[str, Any], name: str) -> Runtime:
             uid=_id(uid, where),
             gid=_id(gid, where),
             tmp_bytes=_bytes(size.group(1), f"{where}.tmpfs") if size else None,
-            read_only_mounts=tuple(
-                _container_path(v) for v in entry.get("volumes", []) if v.endswith(":ro") and name != "orchestrator"
-            ),
+            read_only_mounts=tuple(_container_path(v) for v in entry.get("volumes", []) if v.endswith(":ro")),
             environment=tuple((k, str(v)) for k, v in entry.get("environment", {}).items()),
         )
     except KeyError as e:
@@ -105,12 +103,10 @@ def nightly_schedule(script: str) -> str:
 
 
 # ------------------------------------------------------------------------------------------------ the tree
-def _kustomization(resources: list[str], images: list[Service], **more: Any) -> Doc:
-    doc: Doc = {"apiVersion": KUSTOMIZE, "kind": "Kustomization"}
-    if more.pop("component", False):
-        doc = {"apiVersion": "kustomize.config.k8s.io/v1alpha1", "kind": "Component"}
-    doc.update(more)
-    doc["resources"] = resources
+def _kustomization(resources: list[str], images: list[Service], kind: str = "Kustomization", **more: Any) -> Doc:
+    """A kustomization (or a Component: the services of an opt-in profile) listing ``resources``."""
+    version = KUSTOMIZE if kind == "Kustomization" else "kustomize.config.k8s.io/v1alpha1"
+    doc: Doc = {"apiVersion": version, "kind": kind, **more, "resources": resources}
     if images:
         # Retarget a registry in an overlay: images: [{name: voxarena/NAME, newName: REGISTRY/voxarena/NAME}].
         doc["images"] = [{"name": s.image.split(":")[0], "newTag": s.image.split(":")[1]} for s in images]
@@ -174,7 +170,7 @@ class Tree:
             self.files[f"{folder}/{svc.name}.yaml"] = ko.model_objects(svc, rt) + claims
         for profile in sorted({s.compose_profile for s in models if s.compose_profile}):
             own = [s for s in models if s.compose_profile == profile]
-            doc = _kustomization([f"{s.name}.yaml" for s in own], own, component=True)
+            doc = _kustomization([f"{s.name}.yaml" for s in own], own, kind="Component")
             self.files[f"components/{profile}/kustomization.yaml"] = [doc]
         self._base(base)
         self._overlays()

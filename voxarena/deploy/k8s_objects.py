@@ -54,7 +54,9 @@ class Runtime:
     uid: int
     gid: int
     tmp_bytes: int | None  # the size of the /tmp tmpfs; None: unbounded (the memory limit bounds it)
-    read_only_mounts: tuple[str, ...] = ()  # container paths of read-only host mounts (a checkpoint)
+    # Container paths of read-only host mounts: a model's checkpoint becomes a claim of its own; the
+    # orchestrator's (configs, speech) are mounted by name in orchestrator_pod.
+    read_only_mounts: tuple[str, ...] = ()
     environment: tuple[tuple[str, str], ...] = ()
 
 
