@@ -454,3 +454,14 @@ def test_what_compose_says_and_the_pods_cannot_carry_is_an_error_naming_the_serv
     entry = {k: v for k, v in entry.items() if v is not None}
     with pytest.raises(ComposeError, match=re.escape(f"docker-compose.yml: {message}")):
         compose_runtime({"services": {"espeak-ng": entry}}, "espeak-ng")
+
+
+def test_the_generator_removes_only_the_files_it_made(tmp_path):
+    from voxarena.deploy.k8s import HEADER, write
+
+    (tmp_path / "base").mkdir()
+    (tmp_path / "base" / "gone.yaml").write_text(HEADER + "kind: ConfigMap\n")  # a service since removed
+    (tmp_path / "base" / "mine.yaml").write_text("kind: ConfigMap\n")  # not generated: kept
+    written = write(tmp_path, REPO)
+    assert not (tmp_path / "base" / "gone.yaml").exists() and (tmp_path / "base" / "mine.yaml").exists()
+    assert sorted(written) == sorted(str(p.relative_to(K8S)) for p in K8S.rglob("*.yaml"))

@@ -310,10 +310,11 @@ def render(repo: Path = REPO) -> dict[str, str]:
 
 
 def write(out: Path, repo: Path = REPO) -> list[str]:
-    """Write the tree under ``out``, removing the YAML files it no longer has; returns the paths written."""
+    """Write the tree under ``out``, removing the files it generated before and no longer has (only those:
+    a file without the header is left alone); returns the paths written."""
     files = render(repo)
     for stale in sorted(out.rglob("*.yaml")):
-        if str(stale.relative_to(out)) not in files:
+        if str(stale.relative_to(out)) not in files and stale.read_text().startswith(HEADER):
             stale.unlink()
     for path, text in files.items():
         (out / path).parent.mkdir(parents=True, exist_ok=True)
