@@ -64,7 +64,12 @@ SERVICES = {  # config name -> (role, module)
     "scorer": ("scorer", "voxarena.scorers"),
 }
 TABLES = ("generations.jsonl", "degradations.jsonl", "detections.jsonl", "measurements.jsonl")
-WORK = {"dummy-generator": ("generations.jsonl",), "dummy-detector": ("detections.jsonl",)}  # the rows they make
+# The rows each service's calls make (the scorer's last work, the metrics, makes no row).
+WORK = {
+    "dummy-generator": ("generations.jsonl",),
+    "dummy-detector": ("detections.jsonl",),
+    "scorer": ("measurements.jsonl",),
+}
 TEXTS = ("The birch canoe slid on the smooth planks.", "Glue the sheet to the dark blue background.")
 UNANSWERED = ("reachable", "health SERVING")  # the corpus's first checks: a service that does not answer
 CALL_SECONDS = 30.0  # deadline of every call, the bad inputs' included: a call that reaches it hung
@@ -185,6 +190,7 @@ class Campaign:
         self.hung: list[str] = []
         self.runs: Counter = Counter()  # exit code -> orchestrator runs
         self.kill_log: list[str] = []
+        self.killed: Counter = Counter()  # service -> kills
 
     def _write_config(self, manifest: Path, seed: int) -> Path:
         cfg: dict = {
@@ -269,15 +275,22 @@ class Campaign:
                 self.kill_log.append(f"kill {k}: orchestrator {where}")
                 proc = self.orchestrator(out)
             else:
-                up = sorted(set(self.services) - self.supervisor.down())
-                busy = [n for n in up if n == "scorer" or rows_written(out, WORK[n]) < rows_written(reference, WORK[n])]
-                name = self.rng.choice(busy or up)
+                name = self.victim(out, reference)
                 delay = self.rng.uniform(*RESTART_DELAY)
                 self.supervisor.kill(name, delay)
-                self.kill_log.append(f"kill {k}: {name} {where}, back after {delay:.1f} s")
+                self.killed[name] += 1
+                done = f"{rows_written(out, WORK[name])} of {rows_written(reference, WORK[name])} {WORK[name][0]}"
+                self.kill_log.append(f"kill {k}: {name} {where} ({done} rows), back after {delay:.1f} s")
         code = self.finish(proc, timeout)
         self.supervisor.settle()
         return code if code == 0 else self.run_to_completion(out, timeout)
+
+    def victim(self, out: Path, reference: Path) -> str:
+        """A random service among those up with work left (any up, if none has), the least killed first."""
+        up = sorted(set(self.services) - self.supervisor.down())
+        busy = [n for n in up if rows_written(out, WORK[n]) < rows_written(reference, WORK[n])] or up
+        fewest = min(self.killed[n] for n in busy)
+        return self.rng.choice([n for n in busy if self.killed[n] == fewest])
 
     def bad_inputs(self) -> tuple[int, list[tuple[str, str]]]:
         """Every service fed the conformance checker's hostile requests: (answers, problems by kind)."""
