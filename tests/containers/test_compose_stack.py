@@ -6,35 +6,22 @@ images first and runs these)."""
 
 from __future__ import annotations
 
-import csv
 import json
-import os
 import shutil
 import subprocess
-import sys
 import time
-from pathlib import Path
 
 import pytest
+import smoke_arena
 import yaml
+from smoke_arena import REPO, SERVICE_UID, SMOKE_CONFIG, assert_same_arena, run_locally, writable_run_dir
 
 pytestmark = [pytest.mark.container, pytest.mark.slow]
-REPO = Path(__file__).resolve().parents[2]
-COMPOSE = shutil.which("docker-compose") and ["docker-compose"] or ["docker", "compose"]
 PROJECT = "voxarena-test"
-SERVICE_UID = 10001  # the images' unprivileged user, and the orchestrator's default in docker-compose.yml
 
 
-def compose(
-    *args: str, env: dict | None = None, timeout: float = 900, check: bool = True
-) -> subprocess.CompletedProcess:
-    full_env = {**os.environ, **(env or {})}
-    out = subprocess.run(
-        [*COMPOSE, "-p", PROJECT, *args], cwd=REPO, capture_output=True, text=True, timeout=timeout, env=full_env
-    )
-    if check and out.returncode != 0:
-        raise AssertionError(f"{' '.join(args)} exited {out.returncode}:\n{out.stdout[-3000:]}\n{out.stderr[-3000:]}")
-    return out
+def compose(*args: str, **kw) -> subprocess.CompletedProcess:
+    return smoke_arena.compose(PROJECT, *args, **kw)
 
 
 def reference_services() -> list[str]:
@@ -80,28 +67,14 @@ def test_every_reference_image_conforms(stack, service):
     assert " 0 FAIL" in out.stdout
 
 
-def _rows(run: Path, table: str) -> dict:
-    rows = [json.loads(line) for line in (run / table).read_text().splitlines()]
-    return {r["id"]: r for r in rows}
-
-
-def _csv(path: Path) -> list[dict]:
-    with open(path, newline="") as f:
-        return list(csv.DictReader(f))
-
-
 def test_compose_run_matches_local_run(stack, tmp_path):
-    name = f"compose-smoke-{int(time.time())}"
-    in_stack = REPO / "runs" / name
-    in_stack.mkdir(parents=True)
-    os.chown(in_stack, SERVICE_UID, SERVICE_UID)  # the unprivileged orchestrator writes only here
-    try:
+    with writable_run_dir("compose-smoke") as (name, in_stack):
         out = compose(
             "run",
             "--rm",
             "orchestrator",
             "run",
-            "configs/compose-smoke.yaml",
+            SMOKE_CONFIG,
             "--out",
             f"runs/{name}",
             "--no-progress",
@@ -110,42 +83,10 @@ def test_compose_run_matches_local_run(stack, tmp_path):
             check=False,
         )
         assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
-        local = tmp_path / "local"
-        done = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "voxarena.orchestrator",
-                "run",
-                "configs/compose-smoke.yaml",
-                "--out",
-                str(local),
-                "--no-progress",
-                "--stack",
-                "local",
-            ],
-            cwd=REPO,
-            capture_output=True,
-            text=True,
-            timeout=1800,
-            env={**os.environ, "VOXARENA_SPEECH": stack["VOXARENA_SPEECH"]},
-        )
-        assert done.returncode == 0, done.stderr[-3000:]
+        local = run_locally(tmp_path / "local", stack["VOXARENA_SPEECH"])
         record = json.loads((in_stack / "run.json").read_text())
         assert record["stack"] == "compose" and record["services"]["espeak-ng"]["address"] == "dns:///espeak-ng:50051"
-        a, b = _rows(in_stack, "generations.jsonl"), _rows(local, "generations.jsonl")
-        assert a.keys() == b.keys() and len(a) == 12
-        assert {k: r["audio_sha256"] for k, r in a.items()} == {k: r["audio_sha256"] for k, r in b.items()}
-        da, db = _rows(in_stack, "detections.jsonl"), _rows(local, "detections.jsonl")
-        assert {k: r["score"] for k, r in da.items()} == {k: r["score"] for k, r in db.items()}
-        for table in ("detection_metrics.csv", "generator_metrics.csv"):
-            ta, tb = _csv(in_stack / "metrics" / table), _csv(local / "metrics" / table)
-            drop = {"rtf", "rtf_ci_low", "rtf_ci_high", "scorer_fingerprint"}  # wall-clock timing differs
-            assert [{k: v for k, v in r.items() if k not in drop} for r in ta] == [
-                {k: v for k, v in r.items() if k not in drop} for r in tb
-            ], table
-    finally:
-        shutil.rmtree(in_stack, ignore_errors=True)
+        assert_same_arena(in_stack, local)
 
 
 # Run inside each container: who it runs as, its effective capabilities, whether it can write its root
