@@ -270,6 +270,21 @@ def test_an_incomplete_shard_is_refused_with_its_counts(runs, tmp_path):
         merge([runs[2][0], cut], tmp_path / "m")
 
 
+def test_allow_incomplete_merges_what_there_is_into_an_incomplete_run(runs, tmp_path):
+    cut = tmp_path / "cut"
+    shutil.copytree(runs[2][1], cut)
+    lines = (cut / "detections.jsonl").read_text().splitlines(keepends=True)
+    (cut / "detections.jsonl").write_text("".join(lines[:-3]))
+    merge([runs[2][0], cut], tmp_path / "m", allow_incomplete=True)
+    st = run_status(tmp_path / "m")
+    assert st["outcome"]["exit_code"] == 3 and st["outcome"]["pending"] == 3 and st["metrics_written"]
+    # a fused row whose member's row is missing is a failed fused row, as in any run
+    assert (
+        st["outcome"]["summary"].startswith("incomplete: ")
+        and "3 pending: rerun `orchestrator run`" in (st["outcome"]["summary"])
+    )
+
+
 def test_a_row_of_another_shard_is_refused(runs, tmp_path):
     stray = tmp_path / "stray"
     shutil.copytree(runs[2][0], stray)

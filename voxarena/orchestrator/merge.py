@@ -68,7 +68,13 @@ class ShardDir:
         run_json, manifest = path / "run.json", path / "manifest.jsonl"
         if not run_json.exists() or not manifest.exists():
             raise ShardError(f"{path}: not a run directory (no run.json and manifest.jsonl)")
-        record = json.loads(run_json.read_text())
+        try:
+            record = json.loads(run_json.read_text())
+        except ValueError as e:
+            raise ShardError(f"{run_json}: not JSON ({e})") from None
+        missing = [k for k in ("config", "manifest", "services", "sessions") if k not in record]
+        if missing:
+            raise ShardError(f"{run_json}: no {', '.join(missing)}: not the run.json of a run")
         shard = Shard.of_record(record)
         if shard is None:
             what = "a merged run" if record.get("merged_from") else "a whole run"
