@@ -235,3 +235,41 @@ def test_a_full_disk_is_one_error_line_and_a_resume_completes_with_the_same_metr
         assert len(latest) == len(valid_rows(out / name))  # and none was written twice
     assert metrics_without_timing(out) == metrics_without_timing(reference)
     assert metrics_without_timing(out)["generator_metrics.csv"][0]["n_pesq"] != "0"  # pesq measured, not all nan
+
+
+def private_tmpfs_works() -> bool:
+    """Root with unshare: a tmpfs mounted in a mount namespace of its own (gone with it, seen by no one)."""
+    if os.geteuid() != 0 or shutil.which("unshare") is None:
+        return False
+    probe = subprocess.run(["unshare", "-m", "--propagation", "private", "true"], capture_output=True)
+    return probe.returncode == 0
+
+
+# The run in a 120 kB tmpfs (the kernel's ENOSPC, for every writer), then the same file system grown to
+# 64 MB and the run again; the run directory is copied out before the namespace ends.
+REAL_DISK = """
+mount -t tmpfs -o size=120k tmpfs "$DISK"
+"$PY" -m voxarena.orchestrator run "$CONFIG" --out "$DISK/run" --no-progress > "$OUT/first.out" 2>&1
+echo $? > "$OUT/first.code"
+mount -o remount,size=64m "$DISK"
+"$PY" -m voxarena.orchestrator run "$CONFIG" --out "$DISK/run" --no-progress > "$OUT/second.out" 2>&1
+echo $? > "$OUT/second.code"
+cp -a "$DISK/run" "$OUT/run"
+"""
+
+
+@pytest.mark.skipif(not private_tmpfs_works(), reason="needs root and unshare for a private tmpfs")
+def test_a_real_full_file_system_is_one_error_line_and_a_resume_once_it_grew_completes(tmp_path, reference_run):
+    config, reference = reference_run
+    (tmp_path / "disk").mkdir()
+    env = {**os.environ, "DISK": str(tmp_path / "disk"), "OUT": str(tmp_path), "PY": sys.executable}
+    env["CONFIG"] = str(config)
+    subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c", REAL_DISK], env=env, timeout=600)
+    first = (tmp_path / "first.out").read_text()
+    assert (tmp_path / "first.code").read_text().strip() == "2" and "Traceback" not in first, first
+    (line,) = error_lines(first)
+    assert "No space left on device (ENOSPC); free some space, then rerun" in line, line
+    second = (tmp_path / "second.out").read_text()
+    assert (tmp_path / "second.code").read_text().strip() == "0", second
+    assert metrics_without_timing(tmp_path / "run") == metrics_without_timing(reference)
+    assert not list((tmp_path / "run").rglob("*.tmp"))
