@@ -110,6 +110,8 @@ def runs(tmp_path_factory, synthetic_dataset, addresses) -> dict:
     ran = CliRunner().invoke(app, ["run", str(config), "--shard", "2/3", "--out", str(last), "--no-progress"])
     assert ran.exit_code == 0, ran.output
     assert ran.output.strip().splitlines()[-1].startswith("shard 2/3 complete: merge the 3 shards: "), ran.output
+    items = json.loads((last / "run.json").read_text())["shard"]["items"]
+    assert f", shard 2/3: {items} of them" in " ".join(ran.output.split()), ran.output
     out[3].append(last)
     merged = CliRunner().invoke(app, ["merge", *map(str, out[2]), "--out", str(tmp / "merged-2")])
     assert merged.exit_code == 0, merged.output

@@ -101,6 +101,7 @@ def run(
     console.print(
         f"run directory: {run_dir}  wall time: {time.perf_counter() - t0:.1f} s  "
         f"manifest: {record['manifest']['items']} items ({record['manifest']['sha256'][:12]})"
+        + (f", shard {part}: {record['shard']['items']} of them" if part else "")
     )
     outcome = run_status(run_dir)["outcome"]
     console.print(outcome["summary"], highlight=False, soft_wrap=True)
