@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import errno
 import json
+import logging
 import os
 import shutil
 import subprocess
@@ -199,7 +200,7 @@ def reference_run(tmp_path_factory, synthetic_dataset, make_config) -> tuple[Pat
 
 @pytest.mark.parametrize("fills", ["any file", "detections.jsonl"])
 def test_a_full_disk_is_one_error_line_and_a_resume_completes_with_the_same_metrics(
-    tmp_path, reference_run, monkeypatch, fills
+    tmp_path, reference_run, monkeypatch, caplog, fills
 ):
     config, reference = reference_run
     cli = CliRunner()
@@ -218,6 +219,8 @@ def test_a_full_disk_is_one_error_line_and_a_resume_completes_with_the_same_metr
     monkeypatch.setattr(os, "write", REAL_WRITE)
     line = assert_one_error_line(full, "No space left on device (ENOSPC); free some space, then rerun")
     assert str(out) in line and disk.refused >= 1
+    # Nor a traceback logged from a worker thread (pytest's log capture takes what would go to stderr).
+    assert not [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
     if fills != "any file":
         assert "detections.jsonl: cannot append row" in line
     kept = {name: valid_rows(out / name) for name in ("generations.jsonl", "detections.jsonl")}
