@@ -160,30 +160,6 @@ def without_dac_override() -> list[str]:
     return [setpriv, "--bounding-set=-dac_override,-dac_read_search", "--"]
 
 
-def test_a_read_only_run_directory_is_one_error_line_before_any_service_starts(
-    tmp_path, synthetic_dataset, make_config
-):
-    config = make_config(tmp_path, synthetic_dataset, **{"dataset.max_items": 1, "protocol.tasks": ["TTS"]})
-    out = tmp_path / "run"
-    out.mkdir()
-    (out / "audio").mkdir()  # a run directory someone made read-only
-    out.chmod(0o555)
-    prefix = without_dac_override()
-    try:
-        probe = subprocess.run([*prefix, "touch", str(out / "x")], capture_output=True)
-        if probe.returncode == 0:
-            pytest.skip("chmod 555 does not stop this user from writing (capabilities)")
-        argv = [*prefix, sys.executable, "-m", "voxarena.orchestrator", "run", str(config), "--out", str(out)]
-        result = subprocess.run([*argv, "--no-progress"], capture_output=True, text=True, timeout=300)
-    finally:
-        out.chmod(0o755)
-    output = result.stdout + result.stderr
-    assert result.returncode == 2 and "Traceback" not in output, output
-    (line,) = error_lines(output)
-    assert "Permission denied (EACCES); make it writable or choose another --out" in line and str(out) in line, line
-    assert not (out / "logs").exists()  # stopped before anything was made, the services' logs included
-
-
 @pytest.fixture(scope="module")
 def reference_run(tmp_path_factory, synthetic_dataset, make_config) -> tuple[Path, Path]:
     """(config, run directory) of a small uninterrupted run with a measured metric (pesq) besides rtf."""
@@ -196,6 +172,39 @@ def reference_run(tmp_path_factory, synthetic_dataset, make_config) -> tuple[Pat
     done = CliRunner().invoke(app, ["run", str(config), "--out", str(tmp / "run"), "--no-progress"])
     assert done.exit_code == 0, done.output
     return config, tmp / "run"
+
+
+def set_writable(root: Path, writable: bool) -> None:
+    for path in [root, *root.rglob("*")]:
+        path.chmod((0o755 if path.is_dir() else 0o644) if writable else (0o555 if path.is_dir() else 0o444))
+
+
+@pytest.mark.parametrize("contents", ["an empty directory", "a finished run"])
+def test_a_read_only_run_directory_is_one_error_line_before_any_service_starts(tmp_path, reference_run, contents):
+    config, reference = reference_run
+    out = tmp_path / "run"
+    if contents == "a finished run":
+        shutil.copytree(reference, out)
+    else:
+        (out / "audio").mkdir(parents=True)
+    before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    set_writable(out, False)
+    prefix = without_dac_override()
+    try:
+        probe = subprocess.run([*prefix, "touch", str(out / "x")], capture_output=True)
+        if probe.returncode == 0:
+            pytest.skip("chmod 555 does not stop this user from writing (capabilities)")
+        argv = [*prefix, sys.executable, "-m", "voxarena.orchestrator", "run", str(config), "--out", str(out)]
+        result = subprocess.run([*argv, "--no-progress"], capture_output=True, text=True, timeout=300)
+    finally:
+        set_writable(out, True)
+    output = result.stdout + result.stderr
+    assert result.returncode == 2 and "Traceback" not in output, output
+    (line,) = error_lines(output)
+    assert "Permission denied (EACCES); make it writable or choose another --out" in line and str(out) in line, line
+    # Stopped before anything was made or changed: no service started (its log), every file as it was.
+    assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+    assert (out / "logs").exists() == (contents == "a finished run")
 
 
 @pytest.mark.parametrize("fills", ["any file", "detections.jsonl"])
