@@ -63,8 +63,9 @@ def test_options_over_the_bounds_are_refused_before_any_work(stub, options, name
 def test_check_work_bounds():
     gl.check_work(120 * 16000, 32, 1024, 256)  # the defaults on the longest source pass
     gl.check_work(120 * 16000, 1, 4096, 512)  # the worst memory inside the bounds (7.7M values)
-    with pytest.raises(gl.InvalidArgument, match="at most n_iter=260"):  # 4e9 // (15001 frames x 1024)
-        gl.check_work(120 * 16000, 261, 1024, 128)
+    with pytest.raises(gl.InvalidArgument, match="at most n_iter=65"):  # 1e9 // (15001 frames x 1024)
+        gl.check_work(120 * 16000, 66, 1024, 128)
+    gl.check_work(120 * 16000, 65, 1024, 128)
 
 
 def test_bounded_inversion_matches_librosa_nnls_over_the_same_blocks(speech_dir):
