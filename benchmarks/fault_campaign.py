@@ -287,18 +287,22 @@ class Campaign:
 
     def victim(self, out: Path, reference: Path) -> str:
         """A random service among those up with work left (any up, if none has), the least killed first."""
+        if not set(self.services) - self.supervisor.down():
+            self.supervisor.settle()  # every service is down at once: the next kill waits for one
         up = sorted(set(self.services) - self.supervisor.down())
         busy = [n for n in up if rows_written(out, WORK[n]) < rows_written(reference, WORK[n])] or up
         fewest = min(self.killed[n] for n in busy)
         return self.rng.choice([n for n in busy if self.killed[n] == fewest])
 
-    def bad_inputs(self) -> tuple[int, list[tuple[str, str]]]:
-        """Every service fed the conformance checker's hostile requests: (answers, problems by kind)."""
-        answers, problems = 0, []
+    def bad_inputs(self) -> tuple[Counter, list[tuple[str, str]]]:
+        """Every service fed the conformance checker's hostile requests: (bad inputs sent per service,
+        problems by kind)."""
+        answers: Counter = Counter()
+        problems = []
         for svc in self.services.values():
             corpus = HostileInputs(svc.address)
             corpus.run()
-            answers += len(corpus.session.answers)
+            answers[svc.name] = len(corpus.session.answers)
             problems += [(kind, f"{svc.name}: {what}") for kind, what in corpus.session.problems()]
         return answers, problems
 
@@ -429,7 +433,8 @@ def main() -> int:
     resent = sum(r.get("attempts", 1) > 1 for r in read_jsonl(out / "generations.jsonl").values())
     print(f"orchestrator runs by exit code: {runs}; failed rows retried by reruns: {retried}; ", end="")
     print(f"generations answered after more than one attempt (a cut call sent again): {resent}")
-    print(f"bad inputs sent: {answers} (3 services); wall time {time.monotonic() - t0:.0f} s; work dir {work}")
+    each = ", ".join(f"{name} {n}" for name, n in answers.items())
+    print(f"bad inputs sent: {sum(answers.values())} ({each}); wall time {time.monotonic() - t0:.0f} s; work {work}")
     for detail in diff + crashed + hung + internal + notes:
         print(f"  - {detail}")
     print(f"items lost {lost}")

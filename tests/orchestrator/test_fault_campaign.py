@@ -53,7 +53,8 @@ def test_a_short_campaign_loses_nothing_and_every_service_survives_the_bad_input
     kills = [line for line in lines if line.startswith("kill ")]
     assert len(kills) == 3 and sum(": orchestrator at" in k for k in kills) == 2, kills
     sent = next(line for line in lines if line.startswith("bad inputs sent: "))
-    assert int(sent.split()[3]) >= 25  # the corpus reached all three services, not just one
+    for service in ("dummy-generator", "dummy-detector", "scorer"):  # the corpus reached every service
+        assert int(sent.split(f"{service} ")[1].split(",")[0].split(")")[0]) >= 4, sent
 
 
 @pytest.mark.slow
