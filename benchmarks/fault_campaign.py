@@ -302,8 +302,8 @@ class Campaign:
         for svc in self.services.values():
             corpus = HostileInputs(svc.address)
             corpus.run()
-            answers[svc.name] = len(corpus.session.answers)
-            problems += [(kind, f"{svc.name}: {what}") for kind, what in corpus.session.problems()]
+            answers[svc.name] = len(corpus.hostile.answers)
+            problems += [(kind, f"{svc.name}: {what}") for kind, what in corpus.hostile.problems()]
         return answers, problems
 
 
@@ -350,8 +350,9 @@ class HostileInputs(Conformance):
     def __init__(self, address: str) -> None:
         super().__init__(address, CALL_SECONDS)
         s = self.session
-        self.session = HostileSession(s.address, s.channel, s.timeout, s.probes)
-        self.session.answers = []
+        self.hostile = HostileSession(s.address, s.channel, s.timeout, s.probes)
+        self.hostile.answers = []
+        self.session = self.hostile  # what Conformance.run checks with
 
 
 # ---------------------------------------------------------------------------------- what was lost

@@ -91,6 +91,6 @@ def test_the_bad_input_corpus_counts_an_internal_answer(campaign):
         corpus.run()
     finally:
         running.server.stop(0)
-    kinds = [kind for kind, _ in corpus.session.problems()]
-    assert kinds == ["internal"], corpus.session.problems()
-    assert len(corpus.session.answers) >= 10  # every bad input of the detector checks was sent
+    kinds = [kind for kind, _ in corpus.hostile.problems()]
+    assert kinds == ["internal"], corpus.hostile.problems()
+    assert len(corpus.hostile.answers) >= 10  # every bad input of the detector checks was sent
