@@ -199,6 +199,15 @@ class LogMelMse(Metric):
 
 
 MCD_ORDER, MCD_ALPHA, MCD_FRAME_MS = 24, 0.42, 5.0
+# The DTW's frames x frames: librosa's dtw keeps about 20 bytes per cell (cost, accumulated cost, steps),
+# 0.8 GB at this bound: two clips of about 31 s each, or 10 s against 100 s. DTW needs the whole matrix,
+# so a longer pair is refused (its row says why) rather than chunked to a different number.
+MCD_MAX_DTW_CELLS = 40_000_000
+
+
+def mcd_frames(clip: AudioClip) -> int:
+    """WORLD's frame count for ``clip`` at MCD_FRAME_MS (pyworld.dio: 1 + duration / period)."""
+    return int(clip.samples.size / clip.sample_rate * 1000.0 / MCD_FRAME_MS) + 1
 
 
 def mel_cepstra(x: np.ndarray, fs: int = 16000) -> np.ndarray:
@@ -218,13 +227,22 @@ class MelCepstralDistortion(Metric):
     description = (
         "Mel-cepstral distortion in dB with DTW: WORLD CheapTrick envelopes (DIO+StoneMask F0, 5 ms frames) "
         "at 16 kHz, pysptk sp2mc order 24, alpha 0.42, c0 excluded; frames aligned by DTW on Euclidean distance; "
-        "MCD = 10/ln10 * sqrt(2) * mean distance along the path."
+        "MCD = 10/ln10 * sqrt(2) * mean distance along the path. A pair whose DTW exceeds "
+        f"{MCD_MAX_DTW_CELLS:.0e} frame pairs (two clips of about 31 s each) is refused: DTW memory."
     )
     needs = ("source_reference",)
 
     def measure(self, clip: ClipInputs) -> Measurement:
         import librosa
 
+        reference = source_reference(clip)
+        cells = mcd_frames(reference) * mcd_frames(clip.audio)
+        if cells > MCD_MAX_DTW_CELLS:
+            raise MetricInputError(
+                f"DTW of {mcd_frames(reference)} x {mcd_frames(clip.audio)} frames ({reference.duration:.1f} s "
+                f"reference, {clip.audio.duration:.1f} s clip) exceeds {MCD_MAX_DTW_CELLS:.0e} frame pairs "
+                f"(memory); mcd measures pairs of up to about 31 s each"
+            )
         a = reference_cache.get(
             "mcd.mcep", source_reference(clip), lambda c: mel_cepstra(resample(c.samples, c.sample_rate, 16000))
         )[:, 1:]

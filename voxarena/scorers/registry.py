@@ -56,12 +56,15 @@ class ClipInputs:
 
 class ReferenceCache:
     """Features of reference clips, computed once per scorer process: in an arena every generator's
-    clip of an item is compared with the same reference. Keyed by what and the samples' hash; LRU."""
+    clip of an item is compared with the same reference. Keyed by what and the samples' hash; LRU,
+    bounded by entries and by the bytes of its arrays (a 600 s reference's mel cepstra are 24 MB: 4096
+    of them would be 98 GB)."""
 
-    def __init__(self, size: int = 4096) -> None:
+    def __init__(self, size: int = 4096, max_bytes: int = 256 << 20) -> None:
         self._lock = threading.Lock()
         self._data: OrderedDict[tuple[str, str], Any] = OrderedDict()
-        self.size = size
+        self.size, self.max_bytes = size, max_bytes
+        self._bytes = 0
 
     def get(self, what: str, clip: AudioClip, compute: Callable[[AudioClip], _T]) -> _T:
         key = (what, hashlib.sha256(clip.samples.tobytes() + str(clip.sample_rate).encode()).hexdigest())
@@ -71,10 +74,26 @@ class ReferenceCache:
                 return self._data[key]
         value = compute(clip)
         with self._lock:
-            self._data[key] = value
-            while len(self._data) > self.size:
-                self._data.popitem(last=False)
+            if key not in self._data:
+                self._data[key] = value
+                self._bytes += _nbytes(value)
+            while self._data and (len(self._data) > self.size or self._bytes > self.max_bytes):
+                self._bytes -= _nbytes(self._data.popitem(last=False)[1])
         return value
+
+    @property
+    def nbytes(self) -> int:
+        """The bytes of the arrays held."""
+        return self._bytes
+
+
+def _nbytes(value: Any) -> int:
+    """The bytes of a cached value's arrays (an array, or a tuple or list of them)."""
+    if isinstance(value, np.ndarray):
+        return int(value.nbytes)
+    if isinstance(value, (tuple, list)):
+        return sum(_nbytes(v) for v in value)
+    return 0
 
 
 reference_cache = ReferenceCache()

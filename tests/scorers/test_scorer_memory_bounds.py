@@ -1,0 +1,74 @@
+"""The scorer's memory on long clips (issue 13 item 2; numbers: benchmarks/scorer_memory.py): DNSMOS scores
+its windows in small ONNX batches, which give the same scores as one window per call; MCD refuses a pair
+whose DTW matrix would exceed its bound, naming it, before any analysis; the reference feature cache is
+bounded by bytes, not only by entries."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+
+from voxarena.codec import AudioClip, read_audio_file
+from voxarena.scorers import quality, reference
+from voxarena.scorers.registry import ClipInputs, MetricInputError, ReferenceCache, get_metric
+
+
+@pytest.fixture(scope="module")
+def speech_20s(speech_dir) -> np.ndarray:
+    files = sorted((speech_dir / "LibriSpeech" / "test-clean").glob("*/*/*.flac"))[:6]
+    x = np.concatenate([read_audio_file(str(f)).as_float32() for f in files])
+    assert x.size >= 20 * 16000
+    return x[: 20 * 16000]
+
+
+@pytest.mark.slow
+def test_dnsmos_window_batches_give_the_same_scores(speech_20s, monkeypatch):
+    """20 s: 12 windows of 9.01 s, so batches of 1, 4 (the scorer's) and 16 split them differently."""
+    model = quality.BatchedDnsmos()
+    scores = {}
+    for batch in (1, quality.BATCH, 16):
+        monkeypatch.setattr(quality, "BATCH", batch)
+        scores[batch] = model(speech_20s, 16000)
+    assert scores[1] == scores[quality.BATCH] == scores[16], scores
+    assert 1 < scores[1]["ovrl_mos"] < 5
+
+
+def _pair(ref_seconds: float, clip_seconds: float) -> ClipInputs:
+    rng = np.random.default_rng(0)
+    ref = AudioClip(rng.uniform(-0.1, 0.1, int(ref_seconds * 16000)).astype(np.float32), 16000)
+    gen = AudioClip(rng.uniform(-0.1, 0.1, int(clip_seconds * 16000)).astype(np.float32), 16000)
+    return ClipInputs("pair", gen, source_reference=ref, reference_aligned=True)
+
+
+def test_mcd_refuses_a_pair_over_its_dtw_bound_before_any_analysis():
+    mcd = get_metric("mcd")
+    t0 = time.perf_counter()
+    with pytest.raises(MetricInputError, match=r"12001 x 12001 frames .*exceeds 4e\+07 frame pairs \(memory\)"):
+        mcd.measure(_pair(60.0, 60.0))
+    assert time.perf_counter() - t0 < 1.0  # refused from the durations, not after WORLD analysis
+    # the bound in seconds that the description and the message state: two clips of about 31 s each
+    assert reference.mcd_frames(_pair(31.0, 31.0).audio) ** 2 <= reference.MCD_MAX_DTW_CELLS
+    assert reference.mcd_frames(_pair(32.0, 32.0).audio) ** 2 > reference.MCD_MAX_DTW_CELLS
+    assert "frame pairs" in type(mcd).description
+
+
+def test_mcd_frames_is_worlds_frame_count():
+    import pyworld
+
+    clip = _pair(1.0, 2.345).audio
+    f0, _ = pyworld.dio(clip.as_float32().astype(np.float64), 16000, frame_period=reference.MCD_FRAME_MS)
+    assert reference.mcd_frames(clip) == f0.size
+
+
+def test_reference_cache_is_bounded_by_bytes():
+    cache = ReferenceCache(size=100, max_bytes=10_000)
+    for i in range(10):
+        clip = AudioClip(np.full(10, i, np.int16), 16000)
+        cache.get("feature", clip, lambda c: np.zeros(1000))  # 8000 bytes each
+        assert cache.nbytes <= 10_000
+    assert cache.nbytes == 8000  # only the newest fits
+    huge = AudioClip(np.full(10, 99, np.int16), 16000)
+    assert cache.get("feature", huge, lambda c: (np.zeros(5000), np.zeros(5000))) is not None  # answered, not kept
+    assert cache.nbytes == 0
