@@ -72,3 +72,19 @@ def test_reference_cache_is_bounded_by_bytes():
     huge = AudioClip(np.full(10, 99, np.int16), 16000)
     assert cache.get("feature", huge, lambda c: (np.zeros(5000), np.zeros(5000))) is not None  # answered, not kept
     assert cache.nbytes == 0
+
+
+@pytest.mark.parametrize("extended", [False, True])
+def test_chunked_stoi_is_pystoi(speech_20s, monkeypatch, extended):
+    """Segments taken 300 at a time (a 20 s clip has about 1500): pystoi's value, up to summation order
+    (ESTOI adds pystoi's unseeded 2e-16 noise, so it is compared to 1e-9)."""
+    from pystoi import stoi as pystoi
+
+    from voxarena.scorers import stoi
+
+    monkeypatch.setattr(stoi, "SEGMENT_CHUNK", 300)
+    noise = np.random.default_rng(1).standard_normal(speech_20s.size)
+    degraded = speech_20s + 0.3 * np.std(speech_20s) * noise
+    expected = pystoi(speech_20s, degraded, 16000, extended=extended)
+    assert stoi.stoi(speech_20s, degraded, 16000, extended=extended) == pytest.approx(expected, abs=1e-9)
+    assert 0.3 < expected < 1.0

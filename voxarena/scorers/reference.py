@@ -97,13 +97,14 @@ class Stoi(Metric):
     name = "stoi"
     aggregation = "mean"
     description = (
-        "STOI and extended STOI (pystoi, computed at 16 kHz input, 10 kHz internally). Aligned reference required."
+        "STOI and extended STOI (pystoi's definition, computed at 16 kHz input, 10 kHz internally; its segments "
+        "summed in chunks: voxarena.scorers.stoi). Aligned reference required."
     )
     needs = ("source_reference",)
     columns = ("stoi", "estoi")
 
     def measure(self, clip: ClipInputs) -> Measurement:
-        from pystoi import stoi
+        from .stoi import stoi
 
         ref, gen = signals(clip, 16000)
         return {
