@@ -205,6 +205,8 @@ def test_stage_work_and_wall_by_hand() -> None:
     assert work["measure"] == (40 * 1.75, 40 * 1.75)
     assert work["orchestrator"][0] == pytest.approx(490 * 0.01 + 100 * 0.02)
     assert work["metrics"][0] == pytest.approx(30 * 0.5 + 780 * 0.01)
+    scaled = cp.Costs(0.01, 0.001, 0.5, 0.01, 1.0, 0.5, metrics_scale=1.5)  # as measured / as modelled
+    assert cp.stage_work(m, TARGET, scaled)["metrics"][0] == pytest.approx(1.5 * 22.8)
 
     one = cp.wall_seconds(m, TARGET, COSTS, replicas=2, shards=1)  # 2 replicas x 1 core x 0.5 = 1 lane
     assert one["detect (wall)"] == 75.0 and one["measure (wall)"] == 70.0 and one["pipeline"] == 75.0
