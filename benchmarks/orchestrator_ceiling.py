@@ -124,7 +124,7 @@ def append_fsync_per_row(self: JsonlTable, row: dict) -> None:
             f.write(line)
             f.flush()
             os.fsync(f.fileno())
-        self.rows[row["id"]] = row
+        self._lines[row["id"]] = line.rstrip(b"\n")
 
 
 def throughput(table: Path, work: Path, batch_size: int, per_row_fsync: bool, profile: bool) -> dict:

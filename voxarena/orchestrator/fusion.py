@@ -109,8 +109,7 @@ def evaluation_store(store: RunStore, calibration: frozenset[str]) -> RunStore:
     if not calibration:
         return store
     view = copy.copy(store)
-    view.detections = copy.copy(store.detections)
-    view.detections.rows = {i: r for i, r in store.detections.rows.items() if r.get("item") not in calibration}
+    view.detections = store.detections.filtered(lambda r: r.get("item") not in calibration)
     return view
 
 

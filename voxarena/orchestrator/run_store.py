@@ -12,13 +12,14 @@ off at once, so the rows before it stay valid and a rerun, once the cause is fix
 
 from __future__ import annotations
 
+import copy
 import csv
 import errno
 import hashlib
 import json
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
@@ -145,7 +146,9 @@ class JsonlTable:
         self._sync_lock = threading.Lock()  # one fsync at a time
         self._written = 0  # rows written so far (the file's sequence number)
         self._synced = 0  # rows known to be on disk
-        self.rows: dict[str, dict] = {}
+        # id -> its latest row as the JSON bytes written: about a quarter of the memory of the parsed
+        # dicts, so a store of a million rows opens in a few hundred MB (rows are parsed when read).
+        self._lines: dict[str, bytes] = {}
         # Set when a torn row could not be cut off: nothing more is appended after it (it would be
         # glued to it); the next open cuts it.
         self._torn: RunDirError | None = None
@@ -153,23 +156,39 @@ class JsonlTable:
             self._load()
 
     def _load(self) -> None:
-        with run_dir_io("read it", self.path):
-            data = self.path.read_bytes()
-        end = data.rfind(b"\n") + 1
-        if end < len(data):  # a torn write from a killed run: drop it
+        """Read the table line by line (never the whole file at once); a torn last line (a run killed
+        mid-write) is cut off."""
+        end = 0
+        with run_dir_io("read it", self.path), open(self.path, "rb") as f:
+            for line in f:
+                if not line.endswith(b"\n"):
+                    break
+                end += len(line)
+                if line.strip():
+                    row_id = json.loads(line)["id"]
+                    self._lines[row_id] = line.rstrip(b"\n")  # the latest row for an id wins
+            torn = end < os.fstat(f.fileno()).st_size
+        if torn:
             with run_dir_io("cut off its torn last row", self.path), open(self.path, "r+b") as f:
                 f.truncate(end)
-            data = data[:end]
-        for line in data.decode().splitlines():
-            if line.strip():
-                row = json.loads(line)
-                self.rows[row["id"]] = row  # the latest row for an id wins
+
+    @property
+    def rows(self) -> Mapping[str, dict]:
+        """id -> row, parsed when read (each read parses afresh: change a row by appending it)."""
+        return _Rows(self._lines)
+
+    def filtered(self, keep: Callable[[dict], bool]) -> JsonlTable:
+        """A read-only copy holding only the rows ``keep`` accepts (a view for reading, never appended to)."""
+        view = copy.copy(self)
+        view._lines = {i: line for i, line in self._lines.items() if keep(json.loads(line))}
+        return view
 
     def __contains__(self, row_id: str) -> bool:
-        return row_id in self.rows
+        return row_id in self._lines
 
     def get(self, row_id: str) -> dict | None:
-        return self.rows.get(row_id)
+        line = self._lines.get(row_id)
+        return None if line is None else json.loads(line)
 
     def append(self, row: dict) -> None:
         line = (json.dumps(row, sort_keys=True) + "\n").encode()
@@ -189,7 +208,7 @@ class JsonlTable:
                     os.close(fd)
             self._written += 1
             mine = self._written
-            self.rows[row["id"]] = row
+            self._lines[row["id"]] = line.rstrip(b"\n")
         with self._sync_lock:
             if self._synced < mine:  # no fsync since this row was written has covered it
                 covered = self._written
@@ -212,7 +231,23 @@ class JsonlTable:
             raise self._torn from cause
 
     def sorted_rows(self) -> list[dict]:
-        return [self.rows[k] for k in sorted(self.rows)]
+        return [json.loads(self._lines[k]) for k in sorted(self._lines)]
+
+
+class _Rows(Mapping[str, dict]):
+    """A table's rows as a read-only mapping, each parsed from its stored line when read."""
+
+    def __init__(self, lines: dict[str, bytes]) -> None:
+        self._lines = lines
+
+    def __getitem__(self, row_id: str) -> dict:
+        return json.loads(self._lines[row_id])
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._lines)
+
+    def __len__(self) -> int:
+        return len(self._lines)
 
 
 class RunStore:
