@@ -133,7 +133,9 @@ def instant(stamp: str) -> datetime:
     return datetime.fromisoformat(m[1] + (m[2] or "")[:7] + tz)
 
 
-def service_cpu(sessions: list[dict], name: str, notes: list[str], generation_starts: list[datetime]) -> tuple:
+def service_cpu(
+    sessions: list[dict], name: str, notes: list[str], generation_starts: list[datetime]
+) -> tuple[float, float | None]:
     """(work CPU, start-up CPU or None) of a service: its sessions' CPU less one start-up each, a start-up
     being its cheapest session (a rerun of a complete run starts every service and does no work)."""
     ran = [s for s in sessions if name in s.get("service_cpu_seconds", {})]
@@ -152,6 +154,56 @@ def service_cpu(sessions: list[dict], name: str, notes: list[str], generation_st
 
 def file_bytes(run: Path, rows: list[dict]) -> list[int]:
     return [(run / r["audio"]).stat().st_size for r in rows]
+
+
+def ok(rows: list[dict]) -> list[dict]:
+    return [r for r in rows if r.get("status") == "ok"]
+
+
+def group(rows: list[dict], key: str) -> dict[str, list[dict]]:
+    """Rows by the value of ``key``, in sorted order."""
+    out: dict[str, list[dict]] = defaultdict(list)
+    for r in rows:
+        out[r[key]].append(r)
+    return dict(sorted(out.items()))
+
+
+def generator_cost(name: str, rows: list[dict], cpu: tuple[float, float | None]) -> ServiceCost:
+    timings = [r["timing"] for r in rows]
+    return ServiceCost(
+        name,
+        len(rows),
+        *cpu,
+        audio_seconds=sum(r["duration"] for r in rows),
+        row_wall_seconds=sum(t.get("wall_seconds", 0.0) for t in timings),
+        row_cpu_seconds=sum(t.get("cpu_seconds", 0.0) for t in timings),
+    )
+
+
+def detector_cost(
+    name: str, rows: list[dict], cpu: tuple[float, float | None], duration: dict[str, float]
+) -> ServiceCost:
+    # A batch's wall time is on each of its rows: count each (condition, wall) once.
+    batch_walls = {(r["condition"], r["wall_seconds"]) for r in rows if "wall_seconds" in r}
+    return ServiceCost(
+        name,
+        len(rows),
+        *cpu,
+        audio_seconds=sum(duration.get(r["clip"], 0.0) for r in rows),
+        row_wall_seconds=sum(w for _, w in batch_walls),
+    )
+
+
+def trial_counts(metrics: Path) -> tuple[int, int]:
+    """(detection trial sets, their trials) in the metrics' CSVs."""
+    sets, trials = 0, 0
+    for name in DETECTION_CSVS:
+        if (metrics / name).exists():
+            with (metrics / name).open(newline="") as f:
+                for row in csv.DictReader(f):
+                    sets += 1
+                    trials += int(float(row["n_bonafide"] or 0)) + int(float(row["n_spoof"] or 0))
+    return sets, trials
 
 
 def measure(run: Path, degrade_sample: int = 12) -> Measured:
@@ -175,43 +227,12 @@ def measure(run: Path, degrade_sample: int = 12) -> Measured:
             notes.append(f"{t}: {n} failed rows left out of the costs")
 
     duration = {r["id"]: float(r["duration"]) for r in gens} | {i: float(r["duration"]) for i, r in manifest.items()}
-    by_gen: dict[str, list[dict]] = defaultdict(list)
-    for r in gens:
-        by_gen[r["generator"]].append(r)
-    generators = []
-    for name, rows in sorted(by_gen.items()):
-        work, startup = service_cpu(sessions, name, notes, starts)
-        generators.append(
-            ServiceCost(
-                name,
-                len(rows),
-                work,
-                startup,
-                sum(r["duration"] for r in rows),
-                row_wall_seconds=sum(r["timing"].get("wall_seconds", 0.0) for r in rows),
-                row_cpu_seconds=sum(r["timing"].get("cpu_seconds", 0.0) for r in rows),
-            )
-        )
-    by_det: dict[str, list[dict]] = defaultdict(list)
-    for r in tables["detections"]:
-        if r.get("status") == "ok":
-            by_det[r["detector"]].append(r)
-    detectors = []
-    for name, rows in sorted(by_det.items()):
-        work, startup = service_cpu(sessions, name, notes, starts)
-        # A batch's wall time is on each of its rows: count each (condition, wall) once.
-        batch_walls = {(r["condition"], r["wall_seconds"]) for r in rows if "wall_seconds" in r}
-        detectors.append(
-            ServiceCost(
-                name,
-                len(rows),
-                work,
-                startup,
-                sum(duration.get(r["clip"], 0.0) for r in rows),
-                row_wall_seconds=sum(w for _, w in batch_walls),
-            )
-        )
-    measured = [r for r in tables["measurements"] if r.get("status") == "ok"]
+    by_gen, by_det = group(gens, "generator"), group(ok(tables["detections"]), "detector")
+    generators = [generator_cost(n, rows, service_cpu(sessions, n, notes, starts)) for n, rows in by_gen.items()]
+    detectors = [
+        detector_cost(n, rows, service_cpu(sessions, n, notes, starts), duration) for n, rows in by_det.items()
+    ]
+    measured = ok(tables["measurements"])
     if not measured or not detectors:
         raise RunReadError(f"{run}: the plan needs detections and measurements (has {len(measured)} measured clips)")
     work, startup = service_cpu(sessions, "scorer", notes, starts)
@@ -222,20 +243,10 @@ def measure(run: Path, degrade_sample: int = 12) -> Measured:
         notes.append("not a merged sharded run: the metrics' cost is inside the scorer's per-clip cost")
     scorer = ServiceCost("scorer", len(measured), work, startup, sum(duration.get(r["id"], 0.0) for r in measured))
 
-    degs = [r for r in tables["degradations"] if r.get("status") == "ok"]
+    by_condition = group(ok(tables["degradations"]), "condition")
     conditions = sorted(cfg.get("conditions") or {})
-    degraded_bytes = {}
-    for c in conditions:
-        sizes = file_bytes(run, [r for r in degs if r["condition"] == c])
-        degraded_bytes[c] = float(np.mean(sizes)) if sizes else math.nan
-    sets, trials = 0, 0
-    for name in DETECTION_CSVS:
-        path = run / "metrics" / name
-        if path.exists():
-            with path.open(newline="") as f:
-                for row in csv.DictReader(f):
-                    sets += 1
-                    trials += int(float(row["n_bonafide"] or 0)) + int(float(row["n_spoof"] or 0))
+    degraded_bytes = {c: float(np.mean(file_bytes(run, by_condition.get(c, [])) or math.nan)) for c in conditions}
+    sets, trials = trial_counts(run / "metrics")
     if not sets:
         notes.append("no metrics/detection_metrics.csv: the metrics' cost is left out")
     metrics_dir = run / "metrics"
@@ -271,8 +282,10 @@ def measure(run: Path, degrade_sample: int = 12) -> Measured:
 
 
 def degrade_costs(run: Path, conditions: dict, seed: int, gens: list[dict], sample: int) -> dict[str, float]:
-    """Process CPU seconds per clip of each condition, applied here to the run's first ``sample`` clips."""
-    clips = [(r["id"], read_clip(run / r["audio"], r["audio_sha256"], r["id"])) for r in gens[:sample]]
+    """Process CPU seconds per clip of each condition, applied here to ``sample`` of the run's clips (every
+    k-th, so each generator's clips are among them)."""
+    picked = gens[:: max(1, len(gens) // sample)][:sample]
+    clips = [(r["id"], read_clip(run / r["audio"], r["audio_sha256"], r["id"])) for r in picked]
     out = {}
     for name, steps in conditions.items():
         parsed = [ChannelStep.model_validate(s) for s in steps]
