@@ -88,3 +88,21 @@ def test_chunked_stoi_is_pystoi(speech_20s, monkeypatch, extended):
     expected = pystoi(speech_20s, degraded, 16000, extended=extended)
     assert stoi.stoi(speech_20s, degraded, 16000, extended=extended) == pytest.approx(expected, abs=1e-9)
     assert 0.3 < expected < 1.0
+
+
+def _bursts(seconds: float, on: float, off: float) -> AudioClip:
+    """A tone in bursts with noise: at 200 ms on, 300 ms off for 30 s, the pesq library segfaults."""
+    rng = np.random.default_rng(0)
+    t = np.arange(int(seconds * 16000)) / 16000
+    x = 0.3 * np.sin(2 * np.pi * 200 * t) * (1 + 0.5 * np.sin(2 * np.pi * 3 * t)) + 0.05 * rng.standard_normal(t.size)
+    return AudioClip((x * ((t % (on + off)) < on)).astype(np.float32), 16000)
+
+
+def test_a_clip_that_crashes_the_pesq_library_fails_alone():
+    pesq = get_metric("pesq")
+    crash = _bursts(30.0, 0.2, 0.3)
+    with pytest.raises(MetricInputError, match="pesq library crashed"):
+        pesq.measure(ClipInputs("crash", crash, source_reference=crash, reference_aligned=True))
+    fine = _bursts(10.0, 1.0, 0.5)
+    values, _ = pesq.measure(ClipInputs("fine", fine, source_reference=fine, reference_aligned=True))
+    assert values["pesq.value"] > 4.0  # the clip against itself, in a new worker process

@@ -10,6 +10,10 @@ the SoK paper computes it for TTS too). MCD aligns frames by DTW, so any pair ca
 
 from __future__ import annotations
 
+import multiprocessing
+import threading
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from importlib.metadata import version
 
 import numpy as np
@@ -63,6 +67,35 @@ def normalised_magnitudes(clip: ClipInputs) -> tuple[np.ndarray, np.ndarray]:
     return clip.cached("stft_normalised", compute)
 
 
+def _pesq_in_child(rate: int, ref: np.ndarray, gen: np.ndarray, mode: str) -> float:
+    from pesq import pesq
+
+    return float(pesq(rate, ref, gen, mode))
+
+
+class IsolatedPesq:
+    """pesq in a child process of its own. The pesq library (ITU-T C code) writes past its buffers on some
+    inputs and the process dies with SIGSEGV: 100 s of speech, or a 30 s clip of 200 ms bursts. Such a clip
+    must fail alone, in its row, not take the scorer down with every other call in flight."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._pool: ProcessPoolExecutor | None = None
+
+    def __call__(self, rate: int, ref: np.ndarray, gen: np.ndarray, mode: str) -> float:
+        with self._lock:
+            if self._pool is None:  # spawn: forking a process that runs grpc threads is unsafe
+                self._pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
+            try:
+                return self._pool.submit(_pesq_in_child, rate, ref, gen, mode).result()
+            except BrokenProcessPool:
+                self._pool.shutdown(wait=False)
+                self._pool = None
+        raise MetricInputError(
+            "the pesq library crashed on this clip (it does on long or choppy clips: P.862 is defined for 8-20 s)"
+        )
+
+
 class Pesq(Metric):
     name = "pesq"
     aggregation = "mean"
@@ -72,13 +105,17 @@ class Pesq(Metric):
     )
     needs = ("source_reference",)
 
+    def __init__(self) -> None:
+        super().__init__()
+        self._pesq = IsolatedPesq()
+
     def measure(self, clip: ClipInputs) -> Measurement:
-        from pesq import PesqError, pesq
+        from pesq import PesqError
 
         rate, mode = (8000, "nb") if clip.audio.sample_rate == 8000 else (16000, "wb")
         ref, gen = signals(clip, rate)
         try:
-            value = pesq(rate, ref.astype(np.float64), gen.astype(np.float64), mode)
+            value = self._pesq(rate, ref.astype(np.float64), gen.astype(np.float64), mode)
         except PesqError as e:
             raise MetricInputError(f"PESQ could not be computed: {type(e).__name__}") from None
         return {"pesq.value": float(value), "pesq.narrow_band": float(mode == "nb")}, {}
