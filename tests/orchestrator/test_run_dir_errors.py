@@ -285,3 +285,26 @@ def test_a_real_full_file_system_is_one_error_line_and_a_resume_once_it_grew_com
     assert (tmp_path / "second.code").read_text().strip() == "0", second
     assert metrics_without_timing(tmp_path / "run") == metrics_without_timing(reference)
     assert not list((tmp_path / "run").rglob("*.tmp"))
+
+
+def test_a_full_disk_while_the_metrics_are_written_is_one_error_line_and_a_rerun_writes_them(
+    tmp_path, reference_run, monkeypatch
+):
+    """Files outside the run store (the metrics, coverage.json) fail on a full disk as one line too."""
+    config, reference = reference_run
+    out = tmp_path / "run"
+    real_write_text = Path.write_text
+
+    def full(self: Path, *args, **kwargs):
+        if self.name == "fingerprint.json":
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(self))
+        return real_write_text(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "write_text", full)
+    result = CliRunner().invoke(app, ["run", str(config), "--out", str(out), "--no-progress"])
+    line = assert_one_error_line(result, "No space left on device (ENOSPC)")
+    assert "fingerprint.json: cannot write it" in line, line
+    monkeypatch.setattr(Path, "write_text", real_write_text)
+    rerun = CliRunner().invoke(app, ["run", str(config), "--out", str(out), "--no-progress"])
+    assert rerun.exit_code == 0, rerun.output
+    assert metrics_without_timing(out) == metrics_without_timing(reference)

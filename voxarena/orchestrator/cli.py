@@ -23,6 +23,7 @@ from .manifest import DatasetError
 from .metrics_scorer import MetricsInterrupted
 from .outcome import EXIT_RETRY
 from .pipeline import Arena, RunError
+from .run_store import RunDirError
 from .shard import Shard, ShardError
 from .status import run_status
 from .summary import print_summary
@@ -88,6 +89,10 @@ def run(
         raise typer.Exit(EXIT_RETRY) from None
     except (ConfigError, DatasetError, RunError, ServiceStartError, ShardError) as e:
         err.print(f"[red]error:[/red] {e}", highlight=False)
+        raise typer.Exit(2) from None
+    except OSError as e:  # a write outside the run store (manifest, metrics, coverage, logs): a full disk
+        where = Path(e.filename) if e.filename else (out or Path("runs"))
+        err.print(f"[red]error:[/red] {RunDirError.of('write it', where, e)}", highlight=False)
         raise typer.Exit(2) from None
     if part is None:  # a shard has no metrics to summarise
         print_summary(run_dir, console)
