@@ -24,7 +24,8 @@ The model (each rule once, in ``plan``):
 - the orchestrator's work (rows x CPU per row + degradations) / M shards, one core each;
 - stages overlap (clips stream from generation to detection and measurement), so the slowest of them
   bounds the pipeline; then start-up (the slowest service's, once: replicas start together) before
-  and, after it, the metrics (one scorer call, one core) and, with M > 1, the merge's row copying.
+  and, after it, the metrics (one scorer call, one core) and, with M > 1, the merge's row copying;
+- the same cores spent by work (``balanced``): each service's replicas in proportion to what it has to do.
 """
 
 from __future__ import annotations
@@ -311,7 +312,7 @@ def bootstrap_cpu(n: int, resamples: int, rng: np.random.Generator) -> float:
     return time.process_time() - t0
 
 
-def bootstrap_costs(resamples: int, sizes: tuple[int, int] = (60, 600), repeats: int = 2) -> tuple[float, float]:
+def bootstrap_costs(resamples: int, sizes: tuple[int, int] = (100, 2000), repeats: int = 3) -> tuple[float, float]:
     """(CPU seconds per trial set, per trial) of the detection bootstrap at ``resamples``: each of two set
     sizes timed (the cheapest of ``repeats``, after a warm-up call), a line through the two."""
     rng = np.random.default_rng(0)
@@ -388,17 +389,40 @@ def volumes(m: Measured, t: Target) -> dict[str, float]:
     }
 
 
+@dataclass(frozen=True)
+class TargetService:
+    """A kind of service of the target run: a measured one, standing for ``count`` services like it."""
+
+    name: str
+    stage: str
+    count: float  # G / g for a generator, D / d for a detector, 1 for the scorer
+    cpu_seconds: float  # the work of each of them in the target run
+
+
+def target_services(m: Measured, t: Target) -> list[TargetService]:
+    """The target's services: each measured generator stands for G / g of its 20, each detector for D / d."""
+    gens, dets = t.generators / len(m.generators), t.detectors / len(m.detectors)
+    return [
+        *(TargetService(s.name, "generate", gens, t.utterances * s.cpu_per_call) for s in m.generators),
+        *(TargetService(s.name, "detect", dets, t.conditions * t.clips * s.cpu_per_call) for s in m.detectors),
+        TargetService("scorer", "measure", 1.0, t.utterances * t.generators * m.scorer.cpu_per_call),
+    ]
+
+
 def stage_work(m: Measured, t: Target, k: Costs) -> dict[str, tuple[float, float]]:
     """Per stage: (CPU seconds in all, CPU seconds of its slowest service)."""
     v = volumes(m, t)
-    gen = [s.cpu_per_call for s in m.generators]
-    det = [s.cpu_per_call for s in m.detectors]
+    services = target_services(m, t)
     degrade = (t.conditions - 1) * t.clips * mean(list(m.degrade_cpu_per_clip.values()))
     orchestrator = v["rows"] * k.orchestrator_cpu_per_row + degrade
     return {
-        "generate": (t.utterances * t.generators * mean(gen), t.utterances * max(gen)),
-        "detect": (t.detectors * t.conditions * t.clips * mean(det), t.conditions * t.clips * max(det)),
-        "measure": (v["Generate requests"] * m.scorer.cpu_per_call,) * 2,
+        **{
+            stage: (
+                sum(s.count * s.cpu_seconds for s in services if s.stage == stage),
+                max(s.cpu_seconds for s in services if s.stage == stage),
+            )
+            for stage in ("generate", "detect", "measure")
+        },
         "orchestrator": (orchestrator, orchestrator),
         "metrics": ((v["trial sets"] * k.set_cpu + v["trials"] * k.trial_cpu) * k.metrics_scale,) * 2,
     }
@@ -410,14 +434,34 @@ def wall_seconds(m: Measured, t: Target, k: Costs, replicas: int, shards: int) -
     lanes = replicas * k.cores_per_replica * k.efficiency
     terms = {stage: work[stage][1] / lanes for stage in ("generate", "detect", "measure")}
     terms["orchestrator"] = work["orchestrator"][1] / shards
+    return {f"{s} (wall)": w for s, w in terms.items()} | total_wall(m, t, k, max(terms.values()), shards)
+
+
+def total_wall(m: Measured, t: Target, k: Costs, pipeline: float, shards: int) -> dict[str, float]:
+    """The slowest stage's wall (``pipeline``, the orchestrator's included) with what comes before and after."""
     startups = [s.startup_cpu_seconds or 0.0 for s in [*m.generators, *m.detectors, m.scorer]]
-    out = {f"{s} (wall)": w for s, w in terms.items()}
-    out["start-up"] = max(startups) / k.cores_per_replica
-    out["pipeline"] = max(terms.values())
-    out["metrics"] = work["metrics"][1]
+    out = {"start-up": max(startups) / k.cores_per_replica, "pipeline": pipeline}
+    out["metrics"] = stage_work(m, t, k)["metrics"][1]
     out["merge"] = volumes(m, t)["rows"] * k.merge_cpu_per_row if shards > 1 else 0.0
     out["total"] = out["start-up"] + out["pipeline"] + out["metrics"] + out["merge"]
     return out
+
+
+def balanced(m: Measured, t: Target, k: Costs, cores: float) -> tuple[dict[str, int], float, float]:
+    """Replicas within ``cores`` service cores that keep the slowest service fast: one each, then one
+    more at a time (for every service like it) to the service whose wall is the longest, while the cores
+    last. Returns the replicas of each service like a measured one, the cores used and the slowest wall."""
+    services = target_services(m, t)
+    replicas = {s.name: 1 for s in services}
+    used = sum(s.count for s in services) * k.cores_per_replica
+    while True:
+        slowest = max(services, key=lambda s: s.cpu_seconds / replicas[s.name])
+        if used + slowest.count * k.cores_per_replica > cores:
+            break
+        replicas[slowest.name] += 1
+        used += slowest.count * k.cores_per_replica
+    wall = max(s.cpu_seconds / replicas[s.name] for s in services) / (k.cores_per_replica * k.efficiency)
+    return replicas, used, wall
 
 
 def memory_bytes(m: Measured, t: Target, k: Costs, shards: int) -> float:
@@ -484,6 +528,17 @@ def print_plan(m: Measured, t: Target, k: Costs, replicas: list[int], shards: li
             w = wall_seconds(m, t, k, n, s)
             bound = max(cols[:4], key=lambda c: w[c]).removesuffix(" (wall)")
             print(f"| {n} | {s} | " + " | ".join(hours(w[c]) for c in cols) + f" | {bound} |")
+    services = target_services(m, t)
+    print("\nThe same cores, each service's replicas by its work (at least one each):\n")
+    print("| service cores | used | M | services (wall) | total | replicas |\n|---:|---:|---:|---:|---:|---|")
+    for n in replicas:
+        cores = n * sum(s.count for s in services) * k.cores_per_replica
+        r, used, wall = balanced(m, t, k, cores)
+        shown = ", ".join(f"{name} {r[name]}" for name in sorted(r, key=lambda x: -r[x])[:4])
+        for s in shards:
+            orchestrator = stage_work(m, t, k)["orchestrator"][1] / s
+            w = total_wall(m, t, k, max(wall, orchestrator), s)
+            print(f"| {cores:g} | {used:g} | {s} | {hours(wall)} | {hours(w['total'])} | {shown}, ... |")
     print("\nOrchestrator memory (its run store's rows): " + ", ".join(
         f"M={s}: {human_bytes(memory_bytes(m, t, k, s))} per shard" for s in shards))  # fmt: skip
     request = volumes(m, t)["DetectionMetrics request bytes"]

@@ -224,3 +224,19 @@ def test_stage_work_and_wall_by_hand() -> None:
 def test_bootstrap_costs_are_positive_and_grow_with_trials() -> None:
     per_set, per_trial = cp.bootstrap_costs(resamples=20, sizes=(40, 400))
     assert per_set >= 0.0 and per_trial > 0.0 and math.isfinite(per_set)
+
+
+def test_replicas_by_work_by_hand() -> None:
+    # the target's services: ga and gb stand for 2 generators each (10 and 20 CPU s), dx 75, dy 37.5,
+    # the scorer 70; one replica each takes 7 cores
+    services = {s.name: (s.count, s.cpu_seconds) for s in cp.target_services(_measured(), TARGET)}
+    assert services == {"ga": (2, 10), "gb": (2, 20), "dx": (1, 75), "dy": (1, 37.5), "scorer": (1, 70)}
+    # 3 more cores: dx (75 -> 37.5), the scorer (70 -> 35), dx again (37.5 -> 25); dy's 37.5 is left
+    replicas, used, wall = cp.balanced(_measured(), TARGET, COSTS, cores=10)
+    assert replicas == {"ga": 1, "gb": 1, "dx": 3, "dy": 1, "scorer": 2} and used == 10
+    assert wall == pytest.approx(37.5 / 0.5)
+    few, used, slow = cp.balanced(_measured(), TARGET, COSTS, cores=3)  # too few cores: one replica each
+    assert set(few.values()) == {1} and used == 7 and slow == pytest.approx(75 / 0.5)
+    _, used, wall = cp.balanced(_measured(), TARGET, COSTS, cores=100)
+    # within the cores, and no worse than replicas in proportion to work (4, 8, 30, 15, 28: 97 cores, 5 s)
+    assert used <= 100 and 242.5 / (100 * 0.5) <= wall <= 5.0
