@@ -3,6 +3,7 @@ arithmetic, against figures worked out by hand here."""
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import json
 import math
@@ -143,7 +144,7 @@ def test_degradation_is_timed_on_the_runs_clips(tmp_path: Path) -> None:
     rows = [json.loads(line) for line in (run / "generations.jsonl").read_text().splitlines()]
     for r in rows[:4]:  # real audio for the clips the timing reads (it checks their sha256)
         sf.write(run / r["audio"], np.zeros(16000, dtype=np.float32), 16000, subtype="PCM_16", format="WAV")
-        r["audio_sha256"] = __import__("hashlib").sha256((run / r["audio"]).read_bytes()).hexdigest()
+        r["audio_sha256"] = hashlib.sha256((run / r["audio"]).read_bytes()).hexdigest()
     _jsonl(run / "generations.jsonl", rows)
     m = cp.measure(run, degrade_sample=2)
     assert set(m.degrade_cpu_per_clip) == {"noisy"} and m.degrade_cpu_per_clip["noisy"] >= 0.0
