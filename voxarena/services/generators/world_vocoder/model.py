@@ -8,6 +8,11 @@ from voxarena.sdk import GeneratorModel, Option, SynthesisRequest, SynthesisResu
 from voxarena.sdk.errors import InvalidArgument
 from voxarena.sdk.vocoding import INPUT_RESAMPLER, output_clip, source_signal
 
+# Analysis frames of one request: WORLD keeps about 12 kB per frame at 16 kHz (envelope and aperiodicity,
+# 513 bins each, float64, and the synthesiser's copies): 145 MB per 12000 frames measured, so ~0.6 GB here.
+# The default 5 ms frames on the longest source (120 s) are 24000; 1 ms frames on it would be 120000.
+MAX_WORLD_FRAMES = 48_000
+
 
 def world_features(x, fs: int, frame_period: float, f0_method: str):
     import pyworld as pw
@@ -33,7 +38,7 @@ class WorldVocoderModel(GeneratorModel):
     max_source_seconds = 120.0  # longer sources: INVALID_ARGUMENT (split them), never a hang
     options = (
         Option("f0_method", "harvest (accurate) or dio (fast, with StoneMask)", "harvest"),
-        Option("frame_period", "analysis frame period in ms, 1..20", "5.0"),
+        Option("frame_period", "analysis frame period in ms, 1..20; source ms / frame_period at most 48000", "5.0"),
     )
 
     def load(self) -> None:
@@ -50,6 +55,13 @@ class WorldVocoderModel(GeneratorModel):
         fs = self.native_sample_rate
         period = self.float_option(request.parameters, "frame_period", 1.0, 20.0)
         x = source_signal(request.source_clip(), fs)
+        frames = int(1000 * x.size / fs / period) + 1
+        if frames > MAX_WORLD_FRAMES:
+            raise InvalidArgument(
+                f"frame_period={period:g} ms on a {x.size / fs:.1f} s source: {frames} analysis frames exceeds "
+                f"{MAX_WORLD_FRAMES} (memory); use frame_period >= {1000 * x.size / fs / (MAX_WORLD_FRAMES - 1):.2f} "
+                "or a shorter source"
+            )
         f0, sp, ap = world_features(x, fs, period, request.parameters["f0_method"])
         y = pw.synthesize(f0, sp, ap, fs, period)[: x.size]
         return SynthesisResult(output_clip(y, fs))
