@@ -106,3 +106,22 @@ def test_a_clip_that_crashes_the_pesq_library_fails_alone():
     fine = _bursts(10.0, 1.0, 0.5)
     values, _ = pesq.measure(ClipInputs("fine", fine, source_reference=fine, reference_aligned=True))
     assert values["pesq.value"] > 4.0  # the clip against itself, in a new worker process
+
+
+def test_chunked_ssim_is_skimages(speech_20s, monkeypatch):
+    """A 20 s spectrogram (1251 frames) mapped 100 columns at a time: skimage's value up to summation
+    order; narrower than a chunk: skimage's call as is, bit for bit."""
+    import librosa
+    from skimage.metrics import structural_similarity
+
+    noise = np.random.default_rng(2).standard_normal(speech_20s.size)
+    mags = [np.abs(librosa.stft(x, n_fft=1024, hop_length=256)) for x in (speech_20s, speech_20s + 0.05 * noise)]
+    ref, gen = (m / m.max() for m in mags)
+    expected = structural_similarity(ref, gen, data_range=1.0)
+    assert reference.ssim(ref, gen) == expected
+    monkeypatch.setattr(reference, "SSIM_CHUNK_COLUMNS", 100)
+    assert reference.ssim(ref, gen) == pytest.approx(expected, abs=1e-12)
+    assert reference.ssim(ref[:, :500], gen[:, :500]) == pytest.approx(
+        structural_similarity(ref[:, :500], gen[:, :500], data_range=1.0), abs=1e-12
+    )
+    assert 0.2 < expected < 1.0
