@@ -125,3 +125,15 @@ def test_chunked_ssim_is_skimages(speech_20s, monkeypatch):
         structural_similarity(ref[:, :500], gen[:, :500], data_range=1.0), abs=1e-12
     )
     assert 0.2 < expected < 1.0
+
+
+def test_speaker_embedding_runs_give_the_same_embedding(speech_20s, monkeypatch):
+    """20 s: about 26 partial utterances, in runs of 7 or all at once: the same embedding, bit for bit."""
+    from voxarena.scorers import ge2e, speaker
+
+    clip = AudioClip(speech_20s, 16000)
+    embeddings = []
+    for per_run in (7, 10_000):
+        monkeypatch.setattr(ge2e, "PARTIALS_PER_RUN", per_run)
+        embeddings.append(speaker.embed(clip))
+    assert np.array_equal(embeddings[0], embeddings[1])
