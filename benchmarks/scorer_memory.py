@@ -13,7 +13,8 @@ speech at the same length, so reference metrics see their worst case.
 
 Prints, per metric: RSS before, peak RSS during the call, its growth, wall seconds, and whether the
 clip was measured or refused (a metric whose bound is lower than the clip says so in its error).
-Exit 1 when a peak exceeds --budget-mb.
+Exit 1 when a peak exceeds --budget-mb. ``--metrics wer+sim+...`` measures several metrics in one
+request (the models of all of them loaded, the clip's shared by-products cached across them).
 """
 
 from __future__ import annotations
@@ -63,10 +64,11 @@ def noisy(clip: AudioClip, snr_db: float = 20.0) -> AudioClip:
 
 
 def request(metric: str, seconds: float, rid: str) -> scorer_pb2.MeasureClipsRequest:
+    """One clip of ``seconds`` asking for ``metric`` (several joined by "+": one request for all of them)."""
     ref, text = speech(seconds)
     item = scorer_pb2.ClipRequest(
         request_id=rid,
-        metrics=[metric],
+        metrics=metric.split("+"),
         audio=encode_audio(noisy(ref)),
         text=text,
         speaker_reference=encode_audio(ref),
@@ -104,8 +106,9 @@ def measure(metric: str, seconds: float, log_dir: Path) -> dict[str, object]:
             "before_mb": before / 1024,
             "peak_mb": peak / 1024,
             "wall_s": wall,
-            "result": row.errors.get(metric) or ", ".join(f"{k}={v:.4g}" for k, v in sorted(row.values.items())),
-            "warm_up": warm.items[0].errors.get(metric, "ok"),
+            "result": "; ".join(f"{k}: {v}" for k, v in sorted(row.errors.items()))
+            or ", ".join(f"{k}={v:.4g}" for k, v in sorted(row.values.items())),
+            "warm_up": "; ".join(warm.items[0].errors.values()) or "ok",
         }
     finally:
         svc.stop()
@@ -113,7 +116,11 @@ def measure(metric: str, seconds: float, log_dir: Path) -> dict[str, object]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--metrics", default=",".join(FAMILIES))
+    parser.add_argument(
+        "--metrics",
+        default=",".join(FAMILIES),
+        help='comma-separated; "a+b" measures a and b in one request (one scorer process for both)',
+    )
     parser.add_argument("--seconds", type=float, default=600.0)
     parser.add_argument("--budget-mb", type=float, default=2048.0)
     args = parser.parse_args()
