@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 import docker
+import docker.errors
 import pytest
 import yaml
 from smoke_arena import REPO, SMOKE_CONFIG, assert_same_arena, compose, rows, run_locally, writable_run_dir
@@ -136,7 +137,10 @@ def task_states(client) -> dict[str, tuple[int, list[str]]]:
             health = "-"
             cid = status.get("ContainerStatus", {}).get("ContainerID")
             if status["State"] == "running" and cid:
-                health = client.containers.get(cid).attrs["State"].get("Health", {}).get("Status", "no healthcheck")
+                try:
+                    health = client.containers.get(cid).attrs["State"].get("Health", {}).get("Status", "no healthcheck")
+                except docker.errors.NotFound:
+                    health = "container gone"
             tasks.append(f"{status['State']}/{health}" + (f" ({status['Err']})" if status.get("Err") else ""))
         states[service.name] = (service.attrs["Spec"]["Mode"]["Replicated"]["Replicas"], tasks)
     return states
@@ -157,18 +161,23 @@ def wait_healthy(client, services: int) -> dict[str, tuple[int, list[str]]]:
         time.sleep(3)
 
 
+def stack_containers(client) -> list[str]:
+    """Names of the stack's containers, running or not (a listing only: they vanish while it is read)."""
+    return [c["Names"][0].lstrip("/") for c in client.api.containers(all=True, filters={"label": NAMESPACE})]
+
+
 def remove_stack(client) -> None:
     """The stack's services, then (once their containers are gone) its network and any volume it made."""
     docker_cli("stack", "rm", STACK, check=False)
     deadline = time.monotonic() + GONE_SECONDS
-    while client.containers.list(all=True, filters={"label": NAMESPACE}) and time.monotonic() < deadline:
+    while stack_containers(client) and time.monotonic() < deadline:
         time.sleep(2)
     while has_network(NETWORK) and time.monotonic() < deadline:
         docker_cli("network", "rm", NETWORK, check=False)  # swarm removes it itself, but not always at once
         time.sleep(2)
     for volume in client.volumes.list(filters={"label": NAMESPACE}):
         volume.remove(force=True)
-    left = [c.name for c in client.containers.list(all=True, filters={"label": NAMESPACE})]
+    left = stack_containers(client)
     assert not left and not has_network(NETWORK), f"stack {STACK} not removed: containers {left}, network {NETWORK}"
 
 
