@@ -42,6 +42,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("voxarena.service")
 
 DEFAULT_MAX_MESSAGE_MB = 64
+RESPONSE_HEADROOM_BYTES = 64 * 1024  # a response's fields beside its audio (ids, timing, voice)
 
 
 def _timestamp(t: float) -> timestamp_pb2.Timestamp:
@@ -122,9 +123,19 @@ class _ModelServicer:
 
 
 class GeneratorServicer(_ModelServicer, generator_pb2_grpc.GeneratorServiceServicer):
-    """Thin: validate and convert, call the model, convert back, echo ids and seed, fill timing."""
+    """Thin: validate and convert, call the model, convert back, echo ids and seed, fill timing.
+
+    Audio that would not fit a response (``max_message_mb``) is INVALID_ARGUMENT saying how long it is:
+    options inside their ranges can still ask for too much together (espeak-ng at 80 words per minute
+    with a 1 s gap between words made 55 minutes, 138 MiB, of 5000 characters), and grpc would otherwise
+    fail the send with RESOURCE_EXHAUSTED, which the orchestrator takes for a busy service and retries.
+    """
 
     model: GeneratorModel
+
+    def __init__(self, model: GeneratorModel, max_message_mb: float = DEFAULT_MAX_MESSAGE_MB) -> None:
+        super().__init__(model)
+        self.max_audio_bytes = int(max_message_mb * 1024 * 1024) - RESPONSE_HEADROOM_BYTES
 
     def GetInfo(self, request: common_pb2.GetInfoRequest, context: grpc.ServicerContext) -> generator_pb2.GeneratorInfo:
         self._require_ready()
@@ -189,10 +200,17 @@ class GeneratorServicer(_ModelServicer, generator_pb2_grpc.GeneratorServiceServi
         req = self._to_request(request)
         with Stopwatch(self.model.timing_scope) as sw:
             result = self.model.synthesize(req)
+        audio = encode_audio(result.audio)
+        if audio.ByteSize() > self.max_audio_bytes:
+            raise InvalidArgument(
+                f"the audio made is {result.audio.duration:.0f} s ({audio.ByteSize() / 2**20:.1f} MiB), more than a "
+                f"response carries ({self.max_audio_bytes / 2**20:.1f} MiB): ask for less (shorter text, faster "
+                "speech, shorter pauses)"
+            )
         return generator_pb2.SynthesizeResponse(
             request_id=request.request_id,
             seed=request.seed if result.seed is None else result.seed,
-            audio=encode_audio(result.audio),
+            audio=audio,
             timing=sw.to_proto(),
             voice=result.voice or req.voice,
         )
@@ -374,9 +392,11 @@ class RunningServer:
             self.health.set(name, status)
 
 
-def _registration(model: _ModelBase) -> tuple[str, Callable[[grpc.Server], None]]:
+def _registration(
+    model: _ModelBase, max_message_mb: float = DEFAULT_MAX_MESSAGE_MB
+) -> tuple[str, Callable[[grpc.Server], None]]:
     if isinstance(model, GeneratorModel):
-        generator = GeneratorServicer(model)
+        generator = GeneratorServicer(model, max_message_mb)
         name = generator_pb2.DESCRIPTOR.services_by_name["GeneratorService"].full_name
         return name, lambda s: generator_pb2_grpc.add_GeneratorServiceServicer_to_server(generator, s)
     if isinstance(model, DetectorModel):
@@ -433,7 +453,8 @@ def create_server(
 
 
 def create_model_server(model: _ModelBase, address: str = "[::]:0", **kwargs: Any) -> RunningServer:
-    return create_server([_registration(model)], address, **kwargs)
+    max_message_mb = kwargs.get("max_message_mb", DEFAULT_MAX_MESSAGE_MB)
+    return create_server([_registration(model, max_message_mb)], address, **kwargs)
 
 
 ENV_CONCURRENCY = "VOXARENA_CONCURRENCY"
