@@ -346,7 +346,7 @@ class Costs:
     trial_cpu: float  # seconds per trial in a set
     cores_per_replica: float = 1.0
     efficiency: float = 0.905  # N replicas on N cores give N x this (benchmarks/replica_throughput.py: 1.81x)
-    rss_per_jsonl_byte: float = 6.1  # an open run store's memory per byte of its tables (orchestrator_ceiling)
+    rss_per_jsonl_byte: float = 1.2  # an open run store's memory per byte of its tables (orchestrator_ceiling)
     metrics_scale: float = 1.0  # measured / modelled metrics CPU of the measured run (generator metrics, labels)
 
 
@@ -568,7 +568,7 @@ def main(argv: list[str] | None = None) -> None:
     # Not measurable at the measured run's size (its merge's own CPU was its start-up): the rate at which
     # orchestrator_ceiling.py opens a 100,000-row store (0.072 ms per row), rounded up for the rewrite.
     ap.add_argument("--merge-ms-per-row", type=float, default=0.1, help="merge CPU per merged row")
-    ap.add_argument("--rss-per-jsonl-byte", type=float, default=6.1, help="run store memory per table byte")
+    ap.add_argument("--rss-per-jsonl-byte", type=float, default=1.2, help="run store memory per table byte")
     ap.add_argument("--degrade-sample", type=int, default=12, help="clips to time each condition on (0: none)")
     args = ap.parse_args(argv)
     try:

@@ -195,7 +195,7 @@ def test_volumes_by_hand() -> None:
     assert v["metrics bytes"] == pytest.approx(1200 * 30 / 12)
     assert v["run store bytes"] == pytest.approx(80000 + 50000 + 29100 + 3000)
     assert v["DetectionMetrics request bytes"] == pytest.approx(780 * 10.0)
-    assert cp.memory_bytes(_measured(), TARGET, COSTS, shards=4) == pytest.approx(29100 / 4 * 6.1)
+    assert cp.memory_bytes(_measured(), TARGET, COSTS, shards=4) == pytest.approx(29100 / 4 * 1.2)
 
 
 def test_stage_work_and_wall_by_hand() -> None:
