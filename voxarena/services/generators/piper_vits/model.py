@@ -8,6 +8,7 @@ so the same seed gives the same bytes (slower: one session per request, serialis
 
 from __future__ import annotations
 
+import re
 import threading
 
 import numpy as np
@@ -16,6 +17,12 @@ from voxarena.codec import AudioClip
 from voxarena.hashing import sha256_file
 from voxarena.sdk import GeneratorModel, Option, SynthesisRequest, SynthesisResult, Voice
 from voxarena.sdk.errors import InvalidArgument
+
+# One ONNX inference per sentence, whose memory grows with its audio: 1000 characters without a full stop
+# at length_scale 4 (137 s of audio) peaked at 3.1 GB, 500 at 1 at 0.67 GB (0.32 GB loaded). Bound:
+# characters of the longest sentence x length_scale (~1.2 GB at the bound).
+MAX_SENTENCE_SCALE = 1200
+SENTENCE_END = re.compile(r"[.!?]+")  # piper splits at least here (and may split more), so this is conservative
 
 
 class PiperVitsModel(GeneratorModel):
@@ -30,7 +37,12 @@ class PiperVitsModel(GeneratorModel):
     options = (
         Option("noise_scale", "VITS prior noise scale, 0..2; 0 with noise_w_scale 0 is deterministic", "0.667"),
         Option("noise_w_scale", "VITS duration-predictor noise scale, 0..2", "0.8"),
-        Option("length_scale", "speaking-rate factor, 0.25..4 (higher is slower)", "1.0"),
+        Option(
+            "length_scale",
+            "speaking-rate factor, 0.25..4 (higher is slower); characters of the longest sentence x length_scale "
+            f"at most {MAX_SENTENCE_SCALE}",
+            "1.0",
+        ),
     )
 
     def load(self) -> None:
@@ -93,6 +105,7 @@ class PiperVitsModel(GeneratorModel):
         noise = self.float_option(opts, "noise_scale", 0.0, 2.0)
         noise_w = self.float_option(opts, "noise_w_scale", 0.0, 2.0)
         length = self.float_option(opts, "length_scale", 0.25, 4.0)
+        check_sentences(request.text, length)
         if noise == 0.0 and noise_w == 0.0:
             audio = self._synthesize(self._voice, request.text, 0.0, 0.0, length)
         else:
@@ -104,3 +117,14 @@ class PiperVitsModel(GeneratorModel):
         if audio.size == 0:
             raise InvalidArgument("the engine produced no audio for this text (nothing speakable?)")
         return SynthesisResult(audio=AudioClip(audio, self.native_sample_rate), voice=self.voices[0].name)
+
+
+def check_sentences(text: str, length_scale: float) -> None:
+    """INVALID_ARGUMENT naming length_scale when the longest sentence x length_scale exceeds the bound."""
+    longest = max(len(s.strip()) for s in SENTENCE_END.split(text))
+    if longest * length_scale > MAX_SENTENCE_SCALE:
+        raise InvalidArgument(
+            f"length_scale={length_scale:g} with a sentence of {longest} characters: {longest * length_scale:.0f} "
+            f"exceeds {MAX_SENTENCE_SCALE} (memory: one inference per sentence); split the sentence with full "
+            "stops or lower length_scale"
+        )
