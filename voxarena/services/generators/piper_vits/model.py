@@ -18,10 +18,11 @@ from voxarena.hashing import sha256_file
 from voxarena.sdk import GeneratorModel, Option, SynthesisRequest, SynthesisResult, Voice
 from voxarena.sdk.errors import InvalidArgument
 
-# One ONNX inference per sentence, whose memory grows with its audio: 1000 characters without a full stop
-# at length_scale 4 (137 s of audio) peaked at 3.1 GB, 500 at 1 at 0.67 GB (0.32 GB loaded). Bound:
-# characters of the longest sentence x length_scale (~1.2 GB at the bound).
-MAX_SENTENCE_SCALE = 1200
+# One ONNX inference per sentence, whose memory grows with its audio (~22 MB per second): peaks measured
+# 0.67 GB for a 500-character sentence at length_scale 1 (23 s), 1.51 GB for 1199 at 1 (53 s), 3.1 GB for
+# 1000 at 4 (137 s); 0.32 GB loaded. Bound: characters of the longest sentence x length_scale, 800 (about
+# 35 s of audio, ~1.1 GB by those figures; LibriSpeech's longest transcripts, unpunctuated, pass at 1).
+MAX_SENTENCE_SCALE = 800
 SENTENCE_END = re.compile(r"[.!?]+")  # piper splits at least here (and may split more), so this is conservative
 
 
