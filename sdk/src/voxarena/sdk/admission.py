@@ -52,6 +52,11 @@ class Admission:
         """The server's thread pool size: every admitted and waiting call, plus spare threads."""
         return self.concurrency + self.max_queue + SPARE_THREADS
 
+    @property
+    def waiting(self) -> int:
+        """Calls waiting for a slot now."""
+        return self._waiting
+
     def governs(self, method: str) -> bool:
         """Whether ``method`` (``/package.Service/Method``) is a work call that needs a slot."""
         service, _, name = method.lstrip("/").rpartition("/")

@@ -385,6 +385,7 @@ class RunningServer:
     port: int
     health: health.HealthServicer
     service_names: tuple[str, ...]
+    admission: Admission | None = None
 
     def set_serving(self, serving: bool) -> None:
         status = health_pb2.HealthCheckResponse.SERVING if serving else health_pb2.HealthCheckResponse.NOT_SERVING
@@ -447,7 +448,9 @@ def create_server(
     port = server.add_secure_port(address, credentials) if credentials else server.add_insecure_port(address)
     if port == 0:
         raise OSError(f"could not bind {address}")
-    running = RunningServer(server=server, port=port, health=health_servicer, service_names=tuple(names))
+    running = RunningServer(
+        server=server, port=port, health=health_servicer, service_names=tuple(names), admission=admission
+    )
     running.set_serving(False)
     return running
 
