@@ -5,7 +5,9 @@ It calls through any object with the orchestrator's client interface, ``call(met
 (response, attempts)``: ``voxarena.orchestrator.clients.DetectorClient`` or a fleet's service, which
 bring the deadline, the retries of UNAVAILABLE and the outage wait. The interface is taken as a
 protocol rather than imported, because nothing may import the orchestrator (CONVENTIONS.md: imports
-flow one way), and the orchestrator is the one that will run attacks.
+flow one way), and the orchestrator is the one that will run attacks. For a manual run without the
+orchestrator (``python -m voxarena.attack``), :class:`DirectCaller` calls the stub once per batch with a
+deadline and no retries: a failed call ends the attack with the status code, naming the detector.
 """
 
 from __future__ import annotations
@@ -13,16 +15,36 @@ from __future__ import annotations
 import math
 from typing import Any, Protocol
 
+import grpc
 from google.protobuf.message import Message
 
 from voxarena.codec import AudioClip, encode_audio
-from voxarena.v1 import detector_pb2
+from voxarena.transport import PLAINTEXT, ClientSecurity
+from voxarena.v1 import detector_pb2, detector_pb2_grpc
 
 from .search import AttackQueryError
 
 
 class ServiceCaller(Protocol):
     def call(self, method_name: str, request: Message) -> tuple[Any, int]: ...
+
+
+class DirectCaller:
+    """``call(method_name, request)`` on a detector's stub: one attempt, ``deadline`` seconds."""
+
+    def __init__(self, address: str, deadline: float = 60.0, security: ClientSecurity = PLAINTEXT) -> None:
+        self.address, self.deadline = address, deadline
+        self.channel = security.channel(address)
+        self.stub = detector_pb2_grpc.DetectorServiceStub(self.channel)
+
+    def call(self, method_name: str, request: Message) -> tuple[Any, int]:
+        try:
+            return getattr(self.stub, method_name)(request, timeout=self.deadline), 1
+        except grpc.RpcError as e:
+            raise AttackQueryError(f"{self.address}: {method_name} failed: {e.code().name}: {e.details()}") from None
+
+    def close(self) -> None:
+        self.channel.close()
 
 
 class DetectorScore:
