@@ -66,6 +66,8 @@ def test_the_noise_is_seeded(voiced_clip):
         (lambda clip: Budget(max_gain_db=0), "max_gain_db"),
         (lambda clip: Perturbation(AudioClip(clip.samples[:1000], 16000), Budget()), "clip"),
         (lambda clip: Perturbation(AudioClip(np.zeros(16000, np.int16), 16000), Budget()), "clip"),
+        (lambda clip: Perturbation(AudioClip(np.ones((2, 16000), np.float32) / 4, 16000), Budget()), "clip"),
+        (lambda clip: Perturbation(AudioClip(np.full(16000, 1.5, np.float32), 16000), Budget()), "clip"),
         (lambda clip: Perturbation(clip, Budget(), n_bands=1), "n_bands"),
         (lambda clip: Perturbation(clip, Budget()).apply(np.zeros(3)), "parameters"),
     ],

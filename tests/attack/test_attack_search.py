@@ -87,6 +87,7 @@ def test_the_search_improves_under_a_binding_budget(voiced_clip):
     """At 30 dB the budget binds (the best is on its boundary) and the band still loses energy."""
     result = attack(voiced_clip, minus_band_energy, Budget(snr_db=30), SearchSettings(queries=100, seed=1))
     assert result.score > result.original_score
+    assert result.log[result.best_index].scale < 1 and result.snr_db == pytest.approx(30, abs=1e-3)
     assert -result.score < 0.95 * -result.original_score
 
 

@@ -109,7 +109,9 @@ class Perturbation:
         if not (math.isfinite(self.noise_floor_db) and self.noise_floor_db < 0):
             raise AttackArgumentError(f"noise_floor_db: must be negative, got {self.noise_floor_db}")
         x = self.clip.as_float32().astype(np.float64)
-        if x.ndim != 1 or x.size < 4 * N_FFT:
+        if x.ndim != 1:
+            raise AttackArgumentError(f"clip: must be mono (1-D samples), got shape {x.shape}")
+        if x.size < 4 * N_FFT:
             raise AttackArgumentError(
                 f"clip: {x.size} samples ({self.clip.duration:.3f} s at {self.clip.sample_rate} Hz) is shorter "
                 f"than the {4 * N_FFT} samples the {N_FFT}-point filterbank needs"
@@ -156,13 +158,13 @@ class Perturbation:
         scale = 1.0 if norm <= self._radius else self._radius / norm
         samples, measured = self._project(delta, scale)
         # float32 rounding and clipping can cost a few 1e-6 dB: shrink until the bytes sent meet the budget
-        for _ in range(MAX_SHRINKS):
-            if measured >= self.budget.snr_db:
-                break
+        shrinks = 0
+        while measured < self.budget.snr_db:
+            shrinks += 1
+            if shrinks > MAX_SHRINKS:
+                raise RuntimeError(f"budget: could not bring the SNR to {self.budget.snr_db} dB (at {measured} dB)")
             scale *= 10 ** (-(self.budget.snr_db - measured + 1e-6) / 20)
             samples, measured = self._project(delta, scale)
-        else:
-            raise RuntimeError(f"budget: could not bring the SNR to {self.budget.snr_db} dB (at {measured} dB)")
         return Candidate(
             AudioClip(samples, self.clip.sample_rate),
             tuple(float(g) for g in gains),
