@@ -137,3 +137,14 @@ def test_speaker_embedding_runs_give_the_same_embedding(speech_20s, monkeypatch)
         monkeypatch.setattr(ge2e, "PARTIALS_PER_RUN", per_run)
         embeddings.append(speaker.embed(clip))
     assert np.array_equal(embeddings[0], embeddings[1])
+
+
+def test_cloneval_refuses_a_common_length_over_its_bound_before_any_analysis():
+    from voxarena.scorers import cloneval
+
+    long = _pair(cloneval.MAX_SECONDS + 1, cloneval.MAX_SECONDS + 1)
+    clip = ClipInputs("long", long.audio, speaker_reference=long.source_reference)
+    t0 = time.perf_counter()
+    with pytest.raises(MetricInputError, match=r"common length 121.0 s exceeds the 120 s cloneval measures"):
+        get_metric("cloneval").measure(clip)
+    assert time.perf_counter() - t0 < 2.0

@@ -17,6 +17,10 @@ from .registry import ClipInputs, Measurement, Metric, MetricInputError, mean_of
 
 FEATURES = ("pitch", "mel", "centroid", "flatness", "rolloff", "rms", "tempogram", "chroma")
 N_FFT, HOP, SR = 2048, 512, 16000
+# Longest common length measured. pYIN decodes its pitch track by Viterbi over the whole clip, so it cannot
+# be chunked to the same result; on a 600 s pair the scorer passed 1.49 GB and 13 minutes (on two loaded
+# cores) before the features were done. Longer pairs fail in their row.
+MAX_SECONDS = 120.0
 
 
 def features(y: np.ndarray) -> dict[str, np.ndarray]:
@@ -48,7 +52,10 @@ def mean_row_cosine(a: np.ndarray, b: np.ndarray) -> float:
 class ClonEvalFeatures(Metric):
     name = "cloneval"
     aggregation = "mean per feature"
-    description = "ClonEval acoustic-feature cosine similarities between the clip and the speaker reference."
+    description = (
+        "ClonEval acoustic-feature cosine similarities between the clip and the speaker reference, over their "
+        f"common length; a common length over {MAX_SECONDS:g} s is refused (pYIN's whole-clip decoding: time, memory)."
+    )
     needs = ("speaker_reference",)
     columns = tuple(f"cloneval_{f}" for f in FEATURES)
 
@@ -58,6 +65,11 @@ class ClonEvalFeatures(Metric):
         ref = resample(clip.speaker_reference.samples, clip.speaker_reference.sample_rate, SR)
         gen = resample(clip.audio.samples, clip.audio.sample_rate, SR)
         n = min(ref.size, gen.size)
+        if n > MAX_SECONDS * SR:
+            raise MetricInputError(
+                f"common length {n / SR:.1f} s exceeds the {MAX_SECONDS:g} s cloneval measures (pYIN decodes the "
+                "whole clip: time and memory)"
+            )
         if n < N_FFT * 4:
             raise MetricInputError("clips too short for ClonEval features (under 0.5 s in common)")
         fr, fg = features(ref[:n]), features(gen[:n])
