@@ -1,6 +1,7 @@
 """``call_with_retry`` with an outage, on a scripted method and a scripted outage (no server): UNAVAILABLE
 is retried ``retries`` times, then the outage is asked whether the service is back; if it is, the call
-starts over with a fresh retry budget; any other status fails at once without asking it.
+starts over with a fresh retry budget; RESOURCE_EXHAUSTED (busy) is retried ``retries`` times and never
+waited out; any other status fails at once without asking it.
 
 test_clients.py checks the retry rule against a real server and test_incomplete_runs.py a service
 going away mid-run; these pin the attempt counts of the rule above in milliseconds (the mutation
@@ -88,7 +89,6 @@ def test_without_an_outage_or_with_one_given_up_the_retries_are_all():
         grpc.StatusCode.INTERNAL,
         grpc.StatusCode.DEADLINE_EXCEEDED,
         grpc.StatusCode.UNIMPLEMENTED,
-        grpc.StatusCode.RESOURCE_EXHAUSTED,
     ],
 )
 def test_any_other_status_fails_at_once_and_never_waits_for_the_service(code):
@@ -96,3 +96,15 @@ def test_any_other_status_fails_at_once_and_never_waits_for_the_service(code):
     with pytest.raises(CallFailed) as e:
         call(method, 3, outage)
     assert (e.value.code, e.value.attempts, e.value.details, outage.asked) == (code, 1, f"scripted {code.name}", 0)
+
+
+def test_a_busy_service_is_retried_within_the_budget_and_never_waited_out_as_an_outage():
+    busy = grpc.StatusCode.RESOURCE_EXHAUSTED
+    # retries 2: calls 1-2 busy, call 3 answers.
+    method, outage = Method(busy, busy), Outage(True)
+    assert call(method, 2, outage) == ("ok", 3) and outage.asked == 0
+    # Busy throughout: 1 + 2 retries, then failed (transient) without asking the outage.
+    method, outage = Method(forever=busy), Outage(True)
+    with pytest.raises(CallFailed) as e:
+        call(method, 2, outage)
+    assert (e.value.code, e.value.attempts, method.calls, outage.asked) == (busy, 3, 3, 0)

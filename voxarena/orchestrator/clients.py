@@ -1,5 +1,5 @@
-"""gRPC clients of the three roles: a deadline on every call, retries of UNAVAILABLE only, and a wait
-for a service that went away (``outage``)."""
+"""gRPC clients of the three roles: a deadline on every call, retries of UNAVAILABLE and RESOURCE_EXHAUSTED
+(a busy service: its queue is full) only, and a wait for a service that went away (``outage``)."""
 
 from __future__ import annotations
 
@@ -77,6 +77,9 @@ class CallFailed(RuntimeError):
         self.code, self.details, self.attempts = code, details, attempts
 
 
+_RETRIED = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.RESOURCE_EXHAUSTED)
+
+
 def call_with_retry(
     method: Callable[..., Any],
     request: Message,
@@ -85,15 +88,17 @@ def call_with_retry(
     backoff: float,
     outage: Outage | None = None,
 ) -> tuple[Any, int]:
-    """(response, attempts). Retries UNAVAILABLE only, with exponential backoff, at most ``retries`` times;
-    then, with an ``outage``, waits for the service to be back (``outage``) and starts over."""
+    """(response, attempts). Retries UNAVAILABLE and RESOURCE_EXHAUSTED (busy: every slot and the queue
+    taken), with exponential backoff, at most ``retries`` times; then, for UNAVAILABLE and with an
+    ``outage``, waits for the service to be back (``outage``) and starts over. A service still busy after
+    the retries fails the call as transient (a rerun retries it)."""
     attempt, retried = 0, 0
     while True:
         attempt += 1
         try:
             return method(request, timeout=deadline), attempt
         except grpc.RpcError as e:
-            if e.code() == grpc.StatusCode.UNAVAILABLE and retried < retries:
+            if e.code() in _RETRIED and retried < retries:
                 time.sleep(backoff * 2**retried)
                 retried += 1
                 continue
