@@ -175,7 +175,7 @@ class ChannelStep(Strict):
 
 class ExecutionConfig(Strict):
     deadline_seconds: float = Field(300.0, gt=0, description="deadline of every call")
-    retries: int = Field(3, ge=0, description="retries of UNAVAILABLE calls, with exponential backoff")
+    retries: int = Field(3, ge=0, description="retries of UNAVAILABLE or RESOURCE_EXHAUSTED (busy) calls, with backoff")
     backoff_seconds: float = Field(0.5, gt=0)
     detector_batch_size: int = Field(16, ge=1)
     startup_timeout_seconds: float = Field(300.0, gt=0)
