@@ -42,6 +42,10 @@ DROPPED = {"security_opt": "a swarm service on Docker 20.10 (API 1.41) cannot se
 LIMITS = {"cpus": "cpus", "mem_limit": "memory", "pids_limit": "pids"}  # compose key -> deploy.resources.limits key
 RESTART = {"always": "any", "unless-stopped": "any", "on-failure": "on-failure", "no": "none"}
 SIZE_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
+# Compose only marks an unhealthy container; swarm kills it and starts another, so a health probe that is
+# merely slow on a loaded node (a fresh Python process each time) must not count as a dead replica: seen
+# here, replicas replaced mid-run with compose's 5 s timeout and 3 retries.
+SWARM_HEALTH = {"interval": "10s", "timeout": "30s", "retries": 5}
 
 HEADER = """\
 # VoxArena on Docker Swarm. GENERATED from docker-compose.yml by compose/swarm_stack.py: edit that file and run
@@ -88,6 +92,8 @@ def swarm_service(name: str, service: dict[str, Any]) -> dict[str, Any]:
     """One compose service as a swarm stack service: kept keys, then ``deploy`` (replicas, dnsrr, restart
     policy, limits) and ``tmpfs`` as mounts."""
     out = {k: service[k] for k in KEPT if k in service}
+    if "healthcheck" in out:
+        out["healthcheck"] = {**out["healthcheck"], **SWARM_HEALTH}
     deploy: dict[str, Any] = {"replicas": 1, "endpoint_mode": "dnsrr"}
     limits: dict[str, Any] = {}
     for key, value in service.items():

@@ -65,9 +65,11 @@ def test_swarm_file_runs_every_default_service_as_compose_limits_it():
         ), name
         assert service["deploy"]["endpoint_mode"] == "dnsrr", name
         assert service["volumes"] == [{"type": "tmpfs", "target": "/tmp", "tmpfs": {"size": 512 << 20}}], name
-        assert {k: service[k] for k in ("image", "user", "read_only", "cap_drop", "healthcheck")} == {
-            k: source[k] for k in ("image", "user", "read_only", "cap_drop", "healthcheck")
+        assert {k: service[k] for k in ("image", "user", "read_only", "cap_drop")} == {
+            k: source[k] for k in ("image", "user", "read_only", "cap_drop")
         }, name
+        # The same probe, with swarm's patience: a slow probe must not get a working replica replaced.
+        assert service["healthcheck"] == {**source["healthcheck"], **swarm_stack.SWARM_HEALTH}, name
     assert stack["networks"] == {"arena": {"driver": "overlay", "attachable": True, "internal": True}}
 
 
@@ -196,14 +198,23 @@ def stack(swarm, speech_dir, tmp_path_factory):
         print(f"swarm: stack removed in {time.monotonic() - t1:.1f} s")
 
 
-def calls_per_replica(client, service: str) -> dict[str, int]:
-    """Synthesize calls each running replica of ``service`` logged (task name -> count)."""
-    counts = {}
-    for task in client.services.get(f"{STACK}_{service}").tasks(filters={"desired-state": "running"}):
-        cid = task["Status"]["ContainerStatus"]["ContainerID"]
-        log = client.containers.get(cid).logs().decode(errors="replace")
-        counts[f"{service}.{task['Slot']}"] = sum(SYNTHESIZE in line for line in log.splitlines())
-    return counts
+def calls_per_replica(client, service: str) -> tuple[dict[str, int], int]:
+    """Synthesize calls logged per replica slot of ``service`` (task name -> count), summed over every task
+    the slot had (swarm may replace a task's container during a run), and how many containers were gone."""
+    counts: dict[str, int] = {}
+    gone = 0
+    for task in client.services.get(f"{STACK}_{service}").tasks():
+        cid = task["Status"].get("ContainerStatus", {}).get("ContainerID")
+        if not cid:
+            continue
+        try:
+            log = client.containers.get(cid).logs().decode(errors="replace")
+        except docker.errors.NotFound:
+            gone += 1
+            continue
+        slot = f"{service}.{task['Slot']}"
+        counts[slot] = counts.get(slot, 0) + sum(SYNTHESIZE in line for line in log.splitlines())
+    return counts, gone
 
 
 @pytest.mark.container
@@ -232,12 +243,13 @@ def test_swarm_run_matches_local_run_and_spreads_calls(stack, tmp_path):
         record = json.loads((in_swarm / "run.json").read_text())
         assert record["services"][REPLICATED]["address"] == f"dns:///{REPLICATED}:50051"
 
-        calls = calls_per_replica(stack["client"], REPLICATED)
+        calls, gone = calls_per_replica(stack["client"], REPLICATED)
         attempts = sum(
             r["attempts"] for r in rows(in_swarm, "generations.jsonl").values() if r["generator"] == REPLICATED
         )
         assert len(calls) == 2 and all(calls.values()), f"{REPLICATED} calls per replica: {calls}"
-        assert sum(calls.values()) == attempts, f"{REPLICATED}: {calls} logged, {attempts} attempts recorded"
+        if not gone:  # every container's log read: each attempt was logged by exactly one replica
+            assert sum(calls.values()) == attempts, f"{REPLICATED}: {calls} logged, {attempts} attempts recorded"
 
         t1 = time.monotonic()
         local = run_locally(tmp_path / "local", stack["speech"])
