@@ -175,19 +175,23 @@ def throughput(table: Path, work: Path, batch_size: int, per_row_fsync: bool, pr
 
 
 _OPEN_STORE = """
-import resource, sys, time
+import sys, time
+def peak_mb():  # VmHWM: this process alone (ru_maxrss keeps the parent's peak across fork + exec)
+    return next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmHWM:")) // 1024
 sys.path.insert(0, {repo!r})
 from voxarena.orchestrator.run_store import RunStore
 t0 = time.perf_counter()
 store = RunStore(__import__("pathlib").Path({run!r}))
 t = time.perf_counter() - t0
-print(len(store.generations.rows), round(t, 2), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)
+print(len(store.generations.rows), round(t, 2), peak_mb())
 """
 
 # The store as it was before this benchmark's changes: the whole file read and decoded at once, every row
 # parsed into a dict and kept.
 _OPEN_AS_IT_WAS = """
-import json, resource, time
+import json, time
+def peak_mb():  # VmHWM: this process alone (ru_maxrss keeps the parent's peak across fork + exec)
+    return next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmHWM:")) // 1024
 t0 = time.perf_counter()
 rows = {{}}
 for line in open({path!r}, "rb").read().decode().splitlines():
@@ -195,15 +199,17 @@ for line in open({path!r}, "rb").read().decode().splitlines():
         row = json.loads(line)
         rows[row["id"]] = row
 t = time.perf_counter() - t0
-print(len(rows), round(t, 2), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)
+print(len(rows), round(t, 2), peak_mb())
 """
 
 
 _IMPORTS_ONLY = """
-import resource, sys
+import sys
+def peak_mb():  # VmHWM: this process alone (ru_maxrss keeps the parent's peak across fork + exec)
+    return next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmHWM:")) // 1024
 sys.path.insert(0, {repo!r})
 import voxarena.orchestrator.run_store
-print(0, 0, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)
+print(0, 0, peak_mb())
 """
 
 
