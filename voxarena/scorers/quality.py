@@ -10,6 +10,7 @@ SoK paper.
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
 from importlib.metadata import version
 from pathlib import Path
 
@@ -31,14 +32,49 @@ def _models_dir() -> Path:
 
 
 INPUT_LENGTH = 9.01  # seconds, as dnsmos_local.py
-BATCH = 4  # windows per ONNX call: 16 took the scorer past 2 GB on a 600 s clip; the scores are the same
+BATCH = 4  # windows per P.808 ONNX call: 16 took the scorer past 2 GB on a 600 s clip; the scores are the same
+HOP = 160  # samples per spectrogram frame of the P.835 model; its windows start every 100 frames (1 s)
+REACH = 4  # frames each side that an output of its four full-resolution 3x3 convolutions depends on
+# Tensor names in sig_bak_ovr.onnx: the framed input (900 frames of 320 samples, hop 160) and the output of
+# the last convolution before the first pooling. The layers up to there are 95% of the model's arithmetic.
+_FRAMES, _FRONT, _SCORES = "mos_estimator_logpow/concat:0", "mos_estimator_logpow/conv2d_3/Relu:0", "Identity:0"
+
+
+def _part(model, first: str, last: str, time_axis: int):
+    """The sub-graph of the P.835 model from tensor ``first`` to ``last``, its time axis left open."""
+    import onnx
+
+    part = onnx.utils.Extractor(model).extract_model([first], [last])
+    del part.graph.value_info[:]
+    for value, axis in ((part.graph.input[0], time_axis), (part.graph.output[0], 2 if last == _FRONT else None)):
+        dims = value.type.tensor_type.shape.dim
+        dims[0].dim_param = "N"
+        if axis is not None:
+            dims[axis].dim_param = "T"
+    return part.SerializeToString()
+
+
+def _frames(x: np.ndarray) -> np.ndarray:
+    """The model's own framing (its Slice, Reshape and Concat nodes): frame k is x[160k : 160k + 320]."""
+    k = len(x) // HOP - 1
+    return np.concatenate([x[: HOP * k].reshape(k, HOP), x[HOP : HOP * (k + 1)].reshape(k, HOP)], axis=1)
 
 
 class BatchedDnsmos:
-    """The reference computation (speechmos / dnsmos_local.py) with every 9.01 s window of a clip in
-    one ONNX batch instead of one call per window, on single-threaded sessions that do not spin."""
+    """The reference computation (speechmos / dnsmos_local.py): P.835 and P.808 on every 9.01 s window
+    of a clip (every 1 s), averaged, on single-threaded sessions that do not spin.
+
+    Overlapping windows share their P.835 convolutions. The model frames a window into 900 frames
+    (hop 160), and its first four layers are 3x3 convolutions, so an output frame depends on the 4
+    frames each side of it. A clip of more than one window has its frames computed once, in 1 s chunks
+    with 4 frames of context each side; each window takes its 900 frames from there, except the 4 at
+    each of its ends, computed from the window's own edge (where the model pads with zeros), and runs
+    the rest of the model (pooling, convolutions, dense) on them. The arithmetic is the model's, so the
+    scores equal the per-window ones to float32 rounding (tests/scorers/test_dnsmos_shared.py), at
+    about a fifth of the work on a 20 s clip. A clip of one window runs the whole model as it is."""
 
     def __init__(self) -> None:
+        import onnx
         import onnxruntime as ort
         from speechmos.dnsmos import DNSMOS
 
@@ -46,29 +82,64 @@ class BatchedDnsmos:
         opts.intra_op_num_threads = 1
         opts.inter_op_num_threads = 1
         opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        opts.log_severity_level = 3  # ORT warns that the open time axis differs from the shape it inferred
+
+        def session(model: str | bytes):
+            return ort.InferenceSession(model, sess_options=opts, providers=["CPUExecutionProvider"])
+
         d = _models_dir()
-        self.primary = ort.InferenceSession(
-            str(d / "sig_bak_ovr.onnx"), sess_options=opts, providers=["CPUExecutionProvider"]
-        )
-        self.p808 = ort.InferenceSession(
-            str(d / "model_v8.onnx"), sess_options=opts, providers=["CPUExecutionProvider"]
-        )
+        self.primary = session(str(d / "sig_bak_ovr.onnx"))
+        shaped = onnx.shape_inference.infer_shapes(onnx.load(str(d / "sig_bak_ovr.onnx")))
+        self.front = session(_part(shaped, _FRAMES, _FRONT, time_axis=1))
+        self.back = session(_part(shaped, _FRONT, _SCORES, time_axis=2))
+        self.p808 = session(str(d / "model_v8.onnx"))
         self._ref = DNSMOS.__new__(DNSMOS)  # only for its feature and polynomial helpers
 
+    def _front(self, x: np.ndarray, first: int, last: int) -> np.ndarray:
+        """Front outputs of frames [first, last) of ``x`` as the model pads a sequence of just those."""
+        return self.front.run(None, {_FRAMES: _frames(x[HOP * first : HOP * (last + 1)])[None]})[0][0]
+
+    def _window_fronts(self, x: np.ndarray, starts: list[int]) -> Iterator[np.ndarray]:
+        """Front outputs of the windows starting at the given frames, shared (class doc), one at a time."""
+        n_frames = len(x) // HOP - 1
+        chunks: dict[int, np.ndarray] = {}
+
+        def chunk(c: int) -> np.ndarray:  # frames [100c, 100c + 100) with their full context
+            if c not in chunks:
+                lo, hi = max(100 * c - REACH, 0), min(100 * c + 100 + REACH, n_frames)
+                chunks[c] = self._front(x, lo, hi)[:, 100 * c - lo : 100 * c - lo + 100]
+            return chunks[c]
+
+        for s in starts:
+            for c in [c for c in chunks if c < s // 100]:
+                del chunks[c]  # bounded memory on long clips: only the chunks of the current window
+            w = np.concatenate([chunk(s // 100 + c) for c in range(9)], axis=1)
+            w[:, :REACH] = self._front(x, s, s + 2 * REACH)[:, :REACH]
+            w[:, 900 - REACH :] = self._front(x, s + 900 - 2 * REACH, s + 900)[:, REACH:]
+            yield w
+
+    def _p835_shared(self, x: np.ndarray, starts: list[int]) -> np.ndarray:
+        """Raw P.835 outputs of the windows starting at the given frames: the rest of the model on each front."""
+        return np.concatenate([self.back.run(None, {_FRONT: w[None]})[0] for w in self._window_fronts(x, starts)])
+
     def __call__(self, audio: np.ndarray, fs: int = 16000) -> dict[str, float]:
+        if fs != 16000:
+            raise ValueError(f"DNSMOS scores 16 kHz audio, not {fs} Hz")
         length = int(INPUT_LENGTH * fs)
         while len(audio) < length:
             audio = np.append(audio, audio)
         hops = int(np.floor(len(audio) / fs) - INPUT_LENGTH) + 1
-        windows = [audio[int(i * fs) : int((i + INPUT_LENGTH) * fs)] for i in range(hops)]
-        windows = [w for w in windows if len(w) >= length]
-        raw, p808 = [], []
-        for start in range(0, len(windows), BATCH):
-            chunk = windows[start : start + BATCH]
-            raw.append(self.primary.run(None, {"input_1": np.stack(chunk).astype("float32")})[0])
-            mels = np.stack([self._ref.audio_melspec(audio=w[:-160]) for w in chunk]).astype("float32")
-            p808.append(self.p808.run(None, {"input_1": mels})[0][:, 0])
-        r = np.concatenate(raw)
+        windows = [(int(i * fs), audio[int(i * fs) : int((i + INPUT_LENGTH) * fs)]) for i in range(hops)]
+        # As the reference: its float window ends make windows 7 to 23 one sample short, and it skips them.
+        windows = [(start, w) for start, w in windows if len(w) >= length]
+        if len(windows) == 1:
+            r = self.primary.run(None, {"input_1": windows[0][1][None].astype("float32")})[0]
+        else:
+            r = self._p835_shared(audio.astype("float32"), [start // HOP for start, _ in windows])
+        p808 = []
+        for first in range(0, len(windows), BATCH):
+            mels = [self._ref.audio_melspec(audio=w[:-160]) for _, w in windows[first : first + BATCH]]
+            p808.append(self.p808.run(None, {"input_1": np.stack(mels).astype("float32")})[0][:, 0])
         sig, bak, ovr = self._ref.get_polyfit_val(r[:, 0], r[:, 1], r[:, 2], False)
         return {
             "ovrl_mos": float(np.mean(ovr)),
@@ -118,5 +189,5 @@ class Dnsmos(Metric):
             "dnsmos.p808_sha256": sha256_file(d / "model_v8.onnx"),
             "dnsmos.resampler": RESAMPLER,
             "dnsmos.short_clips": "tiled to 9.01 s as dnsmos_local.py",
-            "dnsmos.windows": "9.01 s every 1 s, averaged (batched ONNX calls)",
+            "dnsmos.windows": "9.01 s every 1 s, averaged; P.835 convolutions shared by overlapping windows",
         }
