@@ -65,8 +65,14 @@ def serving_after(image: str, timeout: float = 120.0) -> float:
 
 
 def main(argv: list[str]) -> int:
+    import argparse
+
     services = yaml.safe_load((REPO / "docker-compose.yml").read_text())["services"]
-    names = argv or [n for n, s in services.items() if "profiles" not in s]
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("services", nargs="*", help="compose services (default: all without a profile)")
+    names = ap.parse_args(argv).services or [n for n, s in services.items() if "profiles" not in s]
+    if unknown := sorted(set(names) - set(services)):
+        ap.error(f"not in docker-compose.yml: {', '.join(unknown)} (known: {', '.join(sorted(services))})")
     rows = []
     print(f"{'image':34} {'size GB':>8} {'to SERVING s':>13}")
     for name in names:
