@@ -87,6 +87,8 @@ def test_chunked_stoi_is_pystoi(speech_20s, monkeypatch, extended):
     degraded = speech_20s + 0.3 * np.std(speech_20s) * noise
     expected = pystoi(speech_20s, degraded, 16000, extended=extended)
     assert stoi.stoi(speech_20s, degraded, 16000, extended=extended) == pytest.approx(expected, abs=1e-9)
+    both = stoi.stoi_and_estoi(speech_20s, degraded, 16000)  # the scorer's one pass for the two
+    assert both[int(extended)] == pytest.approx(expected, abs=1e-9)
     assert 0.3 < expected < 1.0
 
 

@@ -141,13 +141,11 @@ class Stoi(Metric):
     columns = ("stoi", "estoi")
 
     def measure(self, clip: ClipInputs) -> Measurement:
-        from .stoi import stoi
+        from .stoi import stoi_and_estoi
 
         ref, gen = signals(clip, 16000)
-        return {
-            "stoi.value": float(stoi(ref, gen, 16000, extended=False)),
-            "stoi.extended": float(stoi(ref, gen, 16000, extended=True)),
-        }, {}
+        value, extended = stoi_and_estoi(ref, gen, 16000)
+        return {"stoi.value": value, "stoi.extended": extended}, {}
 
     def aggregate(self, rows: list[dict[str, float]]) -> dict[str, float]:
         return {"stoi": mean_of(rows, "stoi.value"), "estoi": mean_of(rows, "stoi.extended")}

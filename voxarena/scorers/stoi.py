@@ -17,6 +17,12 @@ SEGMENT_CHUNK = 2000  # segments per step: ~7 MB per array
 
 def stoi(x: np.ndarray, y: np.ndarray, fs: int, extended: bool = False) -> float:
     """pystoi.stoi(x, y, fs, extended) with the segments processed SEGMENT_CHUNK at a time."""
+    return stoi_and_estoi(x, y, fs)[1 if extended else 0]
+
+
+def stoi_and_estoi(x: np.ndarray, y: np.ndarray, fs: int) -> tuple[float, float]:
+    """(pystoi.stoi(x, y, fs), pystoi.stoi(x, y, fs, extended=True)): the two share everything up to the
+    segments' statistic (resampling, silent-frame removal, STFT, 1/3-octave bands), computed once."""
     from pystoi import utils
     from pystoi.stoi import BETA, DYN_RANGE, FS, N_FRAME, NFFT, OBM, N
 
@@ -30,18 +36,19 @@ def stoi(x: np.ndarray, y: np.ndarray, fs: int, extended: bool = False) -> float
     y_spec = utils.stft(y, N_FRAME, NFFT, overlap=2).transpose()
     n = N
     if x_spec.shape[-1] < n:
-        return 1e-5  # pystoi's answer (with a warning) when too few frames are left
+        return 1e-5, 1e-5  # pystoi's answer (with a warning) when too few frames are left
     x_tob = np.sqrt(np.matmul(OBM, np.square(np.abs(x_spec))))
     y_tob = np.sqrt(np.matmul(OBM, np.square(np.abs(y_spec))))
     ends = range(n, x_tob.shape[1] + 1)
-    total = 0.0
+    total, total_extended = 0.0, 0.0
     for start in range(0, len(ends), SEGMENT_CHUNK):
         chunk = ends[start : start + SEGMENT_CHUNK]
         xs = np.array([x_tob[:, m - n : m] for m in chunk])
         ys = np.array([y_tob[:, m - n : m] for m in chunk])
-        total += _extended_sum(xs, ys, n) if extended else _stoi_sum(xs, ys, BETA)
+        total_extended += _extended_sum(xs, ys, n)
+        total += _stoi_sum(xs, ys, BETA)
     segments = len(ends)
-    return float(total / segments) if extended else float(total / (segments * x_tob.shape[0]))
+    return float(total / (segments * x_tob.shape[0])), float(total_extended / segments)
 
 
 def _extended_sum(xs: np.ndarray, ys: np.ndarray, n: int) -> float:
