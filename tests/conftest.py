@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import csv
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
@@ -206,3 +206,25 @@ def _build_sdk_wheel(out: Path) -> Path:
 def sdk_wheel(tmp_path_factory) -> Path:
     """``build/sdk/voxarena_sdk-<version>-py3-none-any.whl`` as ``make sdk`` makes it, in a temporary directory."""
     return _build_sdk_wheel(tmp_path_factory.mktemp("sdk-wheel"))
+
+
+@pytest.fixture
+def in_process_model() -> Iterator[Callable[..., str]]:
+    """``start(model) -> "127.0.0.1:PORT"``: an SDK model served in this process on a free port, loaded and
+    SERVING; every server started is stopped at the end."""
+    from voxarena.sdk import create_model_server
+
+    servers = []
+
+    def start(model) -> str:
+        running = create_model_server(model, "127.0.0.1:0")
+        model.load()
+        model.mark_ready()
+        running.server.start()
+        running.set_serving(True)
+        servers.append(running.server)
+        return f"127.0.0.1:{running.port}"
+
+    yield start
+    for server in servers:
+        server.stop(0)

@@ -187,13 +187,13 @@ def test_full_scale_is_kept_and_only_beyond_it_is_counted_as_clipped():
 
 
 def test_white_noise_is_flat_and_pink_noise_has_no_dc():
-    from voxarena.orchestrator.channel import _noise
+    from voxarena.orchestrator.channel import coloured_noise
 
     n = 1 << 16
-    white = np.abs(np.fft.rfft(_noise(n, "white", np.random.default_rng(3)))) ** 2
+    white = np.abs(np.fft.rfft(coloured_noise(n, "white", np.random.default_rng(3)))) ** 2
     half = white.size // 2
     assert white[1:half].mean() == pytest.approx(white[half:].mean(), rel=0.05)  # equal power per band
-    pink = _noise(n, "pink", np.random.default_rng(3))
+    pink = coloured_noise(n, "pink", np.random.default_rng(3))
     assert abs(pink.mean()) < 1e-12  # DC removed
     spec = np.abs(np.fft.rfft(pink)) ** 2
     # 1/f power: the octave [f, 2f) holds the same power as [2f, 4f)

@@ -8,32 +8,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from voxarena.conformance import cli
-from voxarena.sdk import create_model_server
 from voxarena.services.testing.faulty_generator import FaultyGenerator
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture
-def in_process():
-    """An SDK model served in this process on a free port; stopped at the end."""
-    servers = []
-
-    def start(model) -> str:
-        running = create_model_server(model, "127.0.0.1:0")
-        model.load()
-        model.mark_ready()
-        running.server.start()
-        running.set_serving(True)
-        servers.append(running.server)
-        return f"127.0.0.1:{running.port}"
-
-    yield start
-    for server in servers:
-        server.stop(0)
 
 
 def run(*args: str) -> subprocess.CompletedProcess:
@@ -55,8 +33,8 @@ def test_the_console_script_takes_the_orchestrator_commands_options():
     assert helped.returncode == 0 and "--probe-audio" in helped.stdout
 
 
-def test_a_conforming_service_passes_with_the_orchestrators_report(in_process, tmp_path):
-    address = in_process(FaultyGenerator("none"))
+def test_a_conforming_service_passes_with_the_orchestrators_report(in_process_model, tmp_path):
+    address = in_process_model(FaultyGenerator("none"))
     ours, theirs = tmp_path / "sdk.json", tmp_path / "orchestrator.json"
     sdk = run("-m", "voxarena.conformance", address, "--json", str(ours), "--timeout", "60")
     orchestrator = run("-m", "voxarena.orchestrator", "conformance", address, "--json", str(theirs), "--timeout", "60")
@@ -73,9 +51,11 @@ def test_a_conforming_service_passes_with_the_orchestrators_report(in_process, t
     assert any(line.startswith("answers (CLONE)") and " PASS " in line for line in lines)
 
 
-def test_a_failure_exits_1_and_says_what_was_sent_and_what_came_back(in_process, tmp_path):
+def test_a_failure_exits_1_and_says_what_was_sent_and_what_came_back(in_process_model, tmp_path):
     report = tmp_path / "report.json"
-    broken = run("-m", "voxarena.conformance", in_process(FaultyGenerator("clone_crashes")), "--json", str(report))
+    broken = run(
+        "-m", "voxarena.conformance", in_process_model(FaultyGenerator("clone_crashes")), "--json", str(report)
+    )
     assert broken.returncode == 1, broken.stdout + broken.stderr
     data = json.loads(report.read_text())
     crash = next(c for c in data["checks"] if c["status"] == "FAIL")

@@ -61,7 +61,7 @@ def _rate_for(codec: str, rate: int) -> int:
     return min(higher) if higher else max(allowed)
 
 
-def _codec(x: np.ndarray, rate: int, codec: str, compression: float | None) -> tuple[np.ndarray, int, float]:
+def codec_roundtrip(x: np.ndarray, rate: int, codec: str, compression: float | None) -> tuple[np.ndarray, int, float]:
     """Encode and decode; returns (float32 samples, rate, measured bit rate in kbit/s)."""
     fmt, subtype, _ = CODECS[codec]
     target = _rate_for(codec, rate)
@@ -79,7 +79,7 @@ def _codec(x: np.ndarray, rate: int, codec: str, compression: float | None) -> t
     return np.ascontiguousarray(y, dtype=np.float32), int(out_rate), kbps
 
 
-def _noise(n: int, colour: str, rng: np.random.Generator) -> np.ndarray:
+def coloured_noise(n: int, colour: str, rng: np.random.Generator) -> np.ndarray:
     white = rng.standard_normal(n)
     if colour == "white":
         return white
@@ -103,13 +103,13 @@ def apply_condition(clip: AudioClip, steps: list, seed: int) -> tuple[AudioClip,
             x, rate = resample(x, rate, step.resample), step.resample
             done.append({"resample": rate})
         elif step.codec is not None:
-            x, rate, kbps = _codec(x, rate, step.codec, step.compression)
+            x, rate, kbps = codec_roundtrip(x, rate, step.codec, step.compression)
             done.append({"codec": step.codec, "compression": step.compression, "rate": rate, "kbps": round(kbps, 3)})
         elif step.noise_snr_db is not None:
             power = float(np.mean(x.astype(np.float64) ** 2))
             if power == 0.0:
                 raise ChannelError(f"noise at {step.noise_snr_db} dB SNR: the clip is silent (zero power)")
-            noise = _noise(x.size, step.noise, rng)
+            noise = coloured_noise(x.size, step.noise, rng)
             noise *= np.sqrt(power / 10 ** (step.noise_snr_db / 10) / np.mean(noise**2))
             x = (x + noise).astype(np.float32)
             done.append({"noise_snr_db": step.noise_snr_db, "noise": step.noise})

@@ -49,10 +49,10 @@ def text_table(address: str, checks: list[Check]) -> str:
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="voxarena-conformance",
-        description="Check a running generator, detector or scorer against the VoxArena contract; "
+        description="Check a running generator, detector, scorer or transform against the VoxArena contract; "
         "exit code 1 when any check fails.",
     )
-    p.add_argument("address", help="host:port of a running generator or detector")
+    p.add_argument("address", help="host:port of a running generator, detector, scorer or transform")
     p.add_argument("--timeout", type=float, default=120.0, help="seconds per call (default 120)")
     p.add_argument("--json", dest="json_out", type=Path, help="also write the report as JSON")
     p.add_argument("--tls-ca", type=Path, help="speak TLS, trusting this CA (PEM)")

@@ -2,7 +2,7 @@
 ``orchestrator conformance ADDRESS``).
 
 For a vendor's black box as much as for our own services: it talks gRPC only, and every check
-follows from what ``proto/voxarena/v1`` promises. The role (generator, detector or scorer) comes
+follows from what ``proto/voxarena/v1`` promises. The role (generator, detector, scorer or transform) comes
 from server reflection, or from GetInfo when reflection is off. Every check yields PASS, FAIL or
 SKIP (with why it does not apply); any FAIL makes the exit code 1. Each check records what was sent
 and what came back, so a failure reads "sent TTS voice='x' text='...' seed=7; got 16000 Hz, declared
@@ -27,11 +27,19 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from voxarena.codec import AudioClip, AudioFormatError, decode_audio, encode_audio, read_audio_file
 from voxarena.transport import PLAINTEXT, ClientSecurity
-from voxarena.v1 import common_pb2, detector_pb2_grpc, generator_pb2_grpc, scorer_pb2, scorer_pb2_grpc
+from voxarena.v1 import (
+    common_pb2,
+    detector_pb2_grpc,
+    generator_pb2_grpc,
+    scorer_pb2,
+    scorer_pb2_grpc,
+    transform_pb2_grpc,
+)
 
 GENERATOR_SERVICE = "voxarena.v1.GeneratorService"
 DETECTOR_SERVICE = "voxarena.v1.DetectorService"
 SCORER_SERVICE = "voxarena.v1.ScorerService"
+TRANSFORM_SERVICE = "voxarena.v1.TransformService"
 OVERSIZE_BYTES = 80 * 1024 * 1024  # above the SDK's 64 MiB default; a service may allow more
 CONCURRENT = 8  # requests in flight at once in the concurrency checks
 STILL_SERVING = "still SERVING after every bad input"
@@ -263,7 +271,12 @@ class Session:
             return None
         roles = [
             r
-            for r, svc in (("generator", GENERATOR_SERVICE), ("detector", DETECTOR_SERVICE), ("scorer", SCORER_SERVICE))
+            for r, svc in (
+                ("generator", GENERATOR_SERVICE),
+                ("detector", DETECTOR_SERVICE),
+                ("scorer", SCORER_SERVICE),
+                ("transform", TRANSFORM_SERVICE),
+            )
             if svc in names
         ]
         self.add(
@@ -279,6 +292,7 @@ class Session:
         for candidate, stub_cls in (
             ("generator", generator_pb2_grpc.GeneratorServiceStub),
             ("detector", detector_pb2_grpc.DetectorServiceStub),
+            ("transform", transform_pb2_grpc.TransformServiceStub),
         ):
             try:
                 stub_cls(self.channel).GetInfo(common_pb2.GetInfoRequest(), timeout=self.timeout)
@@ -430,13 +444,19 @@ class Conformance:
     def run(self) -> list[Check]:
         from .detector import check_detector
         from .generator import check_generator
+        from .transform import check_transform
 
         s = self.session
         try:
             if not s.reachable():
                 return s.checks
             role = s.role_from_reflection() or s.role_from_get_info()
-            checks = {"generator": check_generator, "detector": check_detector, "scorer": check_scorer}
+            checks = {
+                "generator": check_generator,
+                "detector": check_detector,
+                "scorer": check_scorer,
+                "transform": check_transform,
+            }
             if role in checks:
                 checks[role](s)
             else:
@@ -444,7 +464,7 @@ class Conformance:
                     "role",
                     False,
                     "GetInfo of each role",
-                    "serves none of voxarena.v1.GeneratorService, DetectorService, ScorerService",
+                    "serves none of voxarena.v1.GeneratorService, DetectorService, ScorerService, TransformService",
                 )
             return s.checks
         finally:

@@ -1,9 +1,20 @@
-"""The service SDK: a model author writes ``load()`` and ``synthesize()`` / ``score_batch()``."""
+"""The service SDK: a model author writes ``load()`` and ``synthesize()`` / ``score_batch()`` / ``transform()``."""
 
 from voxarena.codec import AudioClip
 
 from .errors import InternalError, InvalidArgument, NotReady, ServiceError, TimeLimitExceeded, Unimplemented
-from .model import DetectorModel, GeneratorModel, Option, SynthesisRequest, SynthesisResult, Voice
+from .model import (
+    DetectorModel,
+    GeneratorModel,
+    Option,
+    OptionRange,
+    SynthesisRequest,
+    SynthesisResult,
+    TransformModel,
+    TransformRequest,
+    TransformResult,
+    Voice,
+)
 from .server import create_model_server, create_server, serve
 
 __all__ = [
@@ -14,10 +25,14 @@ __all__ = [
     "InvalidArgument",
     "NotReady",
     "Option",
+    "OptionRange",
     "ServiceError",
     "SynthesisRequest",
     "SynthesisResult",
     "TimeLimitExceeded",
+    "TransformModel",
+    "TransformRequest",
+    "TransformResult",
     "Unimplemented",
     "Voice",
     "create_model_server",

@@ -1,7 +1,7 @@
-"""Base classes a model author subclasses: ``GeneratorModel`` and ``DetectorModel``.
+"""Base classes a model author subclasses: ``GeneratorModel``, ``DetectorModel`` and ``TransformModel``.
 
-An author writes ``load()`` and ``synthesize()`` / ``score_batch()`` and fills the class attributes
-that GetInfo reports. Model code sees dataclasses and numpy arrays, never protobuf.
+An author writes ``load()`` and ``synthesize()`` / ``score_batch()`` / ``transform()`` and fills the class
+attributes that GetInfo reports. Model code sees dataclasses and numpy arrays, never protobuf.
 """
 
 from __future__ import annotations
@@ -178,3 +178,59 @@ class DetectorModel(_ModelBase):
     @abc.abstractmethod
     def score_batch(self, clips: list[AudioClip]) -> list[float]:
         """Scores for already validated mono clips (any rate: resample to ``native_sample_rate``)."""
+
+
+@dataclass(frozen=True)
+class OptionRange:
+    """What a transform option accepts: numbers in [low, high], or one of ``choices``."""
+
+    low: float = 0.0
+    high: float = 0.0
+    choices: tuple[str, ...] = ()
+
+
+@dataclass
+class TransformRequest:
+    request_id: str
+    seed: int
+    audio: AudioClip
+    # Every declared option, the request's values over the defaults, already checked against its range.
+    options: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class TransformResult:
+    audio: AudioClip
+    # What was done, step by step, for the record (TransformResponse.steps).
+    steps: list[str] = field(default_factory=list)
+
+
+class TransformModel(_ModelBase):
+    """An audio transform (a channel, a laundering chain, an attack). Subclasses set ``kind``, declare a
+    range for every option in ``ranges`` and implement ``transform``; the SDK refuses an unknown option,
+    a value outside its range and audio over ``max_seconds`` with INVALID_ARGUMENT before the model runs.
+    ``native_sample_rate``: 0 when the transform works at any rate (the usual case)."""
+
+    kind: ClassVar[str] = ""  # "CHANNEL", "LAUNDERING" or "ATTACK"
+    ranges: ClassVar[dict[str, OptionRange]] = {}
+    max_seconds: ClassVar[float] = 600.0
+    native_sample_rate: int = 0
+
+    def checked_options(self, parameters: dict[str, str]) -> dict[str, str]:
+        """The request's options over the defaults, each inside its declared range (INVALID_ARGUMENT naming
+        the option, the value and the range otherwise)."""
+        options = self.resolve_options(parameters)
+        for name, value in options.items():
+            bound = self.ranges.get(name)
+            if bound is None:
+                raise InternalError(f"{self.name} declares no range for its option {name!r}")
+            if bound.choices:
+                if value not in bound.choices:
+                    raise InvalidArgument(f"option {name}={value!r} is not one of {', '.join(bound.choices)}")
+            else:
+                self.float_option(options, name, bound.low, bound.high)
+        return options
+
+    @abc.abstractmethod
+    def transform(self, request: TransformRequest) -> TransformResult:
+        """The changed clip; raise InvalidArgument for a clip the transform cannot take (naming why)."""

@@ -34,7 +34,7 @@ from voxarena.v1 import common_pb2, detector_pb2, detector_pb2_grpc, generator_p
 
 from .admission import DEFAULT_CONCURRENCY, DEFAULT_MAX_QUEUE, Admission
 from .errors import InvalidArgument, NotReady, ServiceError, Unimplemented
-from .model import DetectorModel, GeneratorModel, SynthesisRequest, _ModelBase
+from .model import DetectorModel, GeneratorModel, SynthesisRequest, TransformModel, _ModelBase
 
 if TYPE_CHECKING:
     from voxarena.transport import Continuation, MethodHandler
@@ -404,7 +404,15 @@ def _registration(
         detector = DetectorServicer(model)
         name = detector_pb2.DESCRIPTOR.services_by_name["DetectorService"].full_name
         return name, lambda s: detector_pb2_grpc.add_DetectorServiceServicer_to_server(detector, s)
-    raise TypeError(f"{type(model).__name__} is neither a GeneratorModel nor a DetectorModel")
+    if isinstance(model, TransformModel):
+        from voxarena.v1 import transform_pb2, transform_pb2_grpc
+
+        from .transform_servicer import TransformServicer
+
+        transform = TransformServicer(model, max_message_mb)
+        name = transform_pb2.DESCRIPTOR.services_by_name["TransformService"].full_name
+        return name, lambda s: transform_pb2_grpc.add_TransformServiceServicer_to_server(transform, s)
+    raise TypeError(f"{type(model).__name__} is not a GeneratorModel, DetectorModel or TransformModel")
 
 
 def create_server(

@@ -1,0 +1,1 @@
+"""Audio transforms (TransformService): channels, laundering chains, attacks."""

@@ -1,0 +1,1 @@
+"""The laundering chain: a reference TransformService (README.md)."""
