@@ -15,6 +15,9 @@ trial set of its own and the detection matrix becomes generator x condition x de
   whole clip's mean power; the noise is seeded from the run seed, the condition and the clip id,
   so the same run degrades the same clip with the same noise.
 - ``gain_db: -6``                 a gain, clipped at full scale as a real channel would.
+- ``transform: NAME``             the clip through a transform service (``transforms:`` in the config, a
+  TransformService: a laundering chain, a remote channel), with ``parameters``, seeded from the
+  condition's seed; its answer is validated like any service's and its steps recorded.
 
 The degraded clip is stored like any other artifact (content-addressed WAV, PCM 16) and recorded
 with its steps, measured bit rate and sha256 in ``degradations.jsonl``; the condition ``clean``
@@ -25,6 +28,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+from collections.abc import Callable
 
 import numpy as np
 import soundfile as sf
@@ -41,6 +45,10 @@ CODECS = {
     "alaw": ("WAV", "ALAW", (8000,)),
 }
 COMPRESSIBLE = ("mp3", "opus", "vorbis")
+
+
+# (transform name, clip, parameters, seed) -> (the transformed clip, the steps it reports).
+Transformer = Callable[[str, AudioClip, dict[str, str], int], tuple[AudioClip, list[str]]]
 
 
 class ChannelError(ValueError):
@@ -92,8 +100,11 @@ def coloured_noise(n: int, colour: str, rng: np.random.Generator) -> np.ndarray:
     return np.fft.irfft(spec, n)
 
 
-def apply_condition(clip: AudioClip, steps: list, seed: int) -> tuple[AudioClip, dict]:
-    """Apply ``steps`` (``ChannelStep`` configs) in order; returns the PCM-16 clip and what was done."""
+def apply_condition(
+    clip: AudioClip, steps: list, seed: int, transform: Transformer | None = None
+) -> tuple[AudioClip, dict]:
+    """Apply ``steps`` (``ChannelStep`` configs) in order; returns the PCM-16 clip and what was done.
+    ``transform`` calls a transform service (the run's fleet): what a failed call raises passes through."""
     x = clip.as_float32().astype(np.float32)
     rate = clip.sample_rate
     done: list[dict] = []
@@ -116,6 +127,13 @@ def apply_condition(clip: AudioClip, steps: list, seed: int) -> tuple[AudioClip,
         elif step.gain_db is not None:
             x = (x * 10 ** (step.gain_db / 20)).astype(np.float32)
             done.append({"gain_db": step.gain_db})
+        elif step.transform is not None:
+            if transform is None:
+                raise ChannelError(f"transform {step.transform!r}: this run reaches no transform services")
+            parameters = dict(step.parameters)
+            out, did = transform(step.transform, AudioClip(x, rate), parameters, int(rng.integers(2**63)))
+            x, rate = out.as_float32().astype(np.float32), out.sample_rate
+            done.append({"transform": step.transform, "parameters": parameters, "steps": did})
     clipped = int(np.sum(np.abs(x) > 32767 / 32768))
     pcm = np.clip(np.round(x * 32768.0), -32768, 32767).astype(np.int16)
     return AudioClip(samples=pcm, sample_rate=rate), {"steps": done, "clipped_samples": clipped}

@@ -14,7 +14,7 @@ from google.protobuf.message import Message
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from voxarena.transport import PLAINTEXT, ClientSecurity
-from voxarena.v1 import common_pb2, detector_pb2_grpc, generator_pb2_grpc, scorer_pb2_grpc
+from voxarena.v1 import common_pb2, detector_pb2_grpc, generator_pb2_grpc, scorer_pb2_grpc, transform_pb2_grpc
 
 from .outage import Outage
 
@@ -160,3 +160,7 @@ class DetectorClient(ServiceClient):
 
 class ScorerClient(ServiceClient):
     stub_class = scorer_pb2_grpc.ScorerServiceStub
+
+
+class TransformClient(ServiceClient):
+    stub_class = transform_pb2_grpc.TransformServiceStub

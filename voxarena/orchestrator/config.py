@@ -146,8 +146,12 @@ class ProtocolConfig(Strict):
         return self.i2d.iterations if self.i2d is not None and task in I2D_TASKS else 1
 
 
+STEP_KINDS = ("resample", "codec", "noise_snr_db", "gain_db", "transform")
+
+
 class ChannelStep(Strict):
-    """One step of a channel condition: exactly one of resample, codec, noise_snr_db, gain_db."""
+    """One step of a channel condition: exactly one of resample, codec, noise_snr_db, gain_db, or transform
+    (the name of an entry under ``transforms:``, a TransformService, called with ``parameters``)."""
 
     resample: int | None = Field(None, ge=4000, le=192000, description="new sample rate, Hz")
     codec: Literal["mp3", "opus", "vorbis", "gsm", "ulaw", "alaw"] | None = None
@@ -155,15 +159,18 @@ class ChannelStep(Strict):
     noise_snr_db: float | None = Field(None, ge=-20, le=100)
     noise: Literal["white", "pink"] = "white"
     gain_db: float | None = Field(None, ge=-60, le=40)
+    transform: str | None = Field(None, description="a transform service's name (transforms:)")
+    parameters: dict[str, str] = Field({}, description="with transform: its options (TransformInfo.ranges)")
 
     @model_validator(mode="after")
     def _one_kind(self):
-        kinds = [k for k in ("resample", "codec", "noise_snr_db", "gain_db") if getattr(self, k) is not None]
+        kinds = [k for k in STEP_KINDS if getattr(self, k) is not None]
         if len(kinds) != 1:
             raise ValueError(
-                "a step sets exactly one of resample, codec, noise_snr_db, gain_db"
-                + (f" (got {', '.join(kinds)})" if kinds else "")
+                f"a step sets exactly one of {', '.join(STEP_KINDS)}" + (f" (got {', '.join(kinds)})" if kinds else "")
             )
+        if self.parameters and self.transform is None:
+            raise ValueError("parameters: apply to a transform step only")
         from .channel import COMPRESSIBLE
 
         if self.compression is not None and self.codec not in COMPRESSIBLE:
@@ -192,6 +199,8 @@ class RunConfig(Strict):
     detectors: dict[str, DetectorEntry] = {}
     scorer: ScorerConfig = ScorerConfig()
     execution: ExecutionConfig = ExecutionConfig()
+    # Transform services (TransformService) that condition steps name.
+    transforms: dict[str, ServiceConfig] = {}
     # Channel conditions, name -> steps applied in order before detection; "clean" is always there.
     conditions: dict[str, list[ChannelStep]] = {}
 
@@ -273,11 +282,17 @@ def load_config(path: str | Path, overrides: dict[str, object] | None = None) ->
         raise ConfigError(f"{path}: dataset: {e}") from None
     entries = [(f"generators.{n}", s) for n, s in cfg.generators.items()]
     entries += [(f"detectors.{n}", s) for n, s in cfg.detector_services().items()]
+    entries += [(f"transforms.{n}", s) for n, s in cfg.transforms.items()]
     for where, svc in [*entries, ("scorer", cfg.scorer)]:
         _resolve_service_paths(where, svc, base, path)
-    for name in list(cfg.generators) + list(cfg.detectors):
+    names = list(cfg.generators) + list(cfg.detectors) + list(cfg.transforms)
+    for name in names:
         if not re.fullmatch(r"[a-z0-9][a-z0-9_.-]*", name):
             raise ConfigError(f"{path}: service name {name!r} must be lower-case letters, digits, '-', '_' or '.'")
+        if names.count(name) > 1 or name == "scorer":
+            raise ConfigError(
+                f"{path}: service name {name!r} is used twice (generators, detectors, transforms, scorer)"
+            )
     for name, steps in cfg.conditions.items():
         if name == "clean" or not re.fullmatch(r"[a-z0-9][a-z0-9_.+-]*", name):
             raise ConfigError(
@@ -286,6 +301,12 @@ def load_config(path: str | Path, overrides: dict[str, object] | None = None) ->
             )
         if not steps:
             raise ConfigError(f"{path}: conditions.{name}: no steps (the undegraded audio is 'clean')")
+        for k, step in enumerate(steps):
+            if step.transform is not None and step.transform not in cfg.transforms:
+                raise ConfigError(
+                    f"{path}: conditions.{name}[{k}]: transform {step.transform!r} is not under transforms: "
+                    f"({', '.join(cfg.transforms) or 'none declared'})"
+                )
     if not cfg.generators:
         raise ConfigError(f"{path}: generators: at least one generator is needed")
     _check_fusion(cfg, path)

@@ -21,7 +21,7 @@ from google.protobuf import json_format
 from google.protobuf.message import Message
 
 from voxarena.transport import PLAINTEXT, ClientSecurity, TransportConfigError
-from voxarena.v1 import detector_pb2, generator_pb2, scorer_pb2
+from voxarena.v1 import detector_pb2, generator_pb2, scorer_pb2, transform_pb2
 
 from .clients import (
     CallFailed,
@@ -30,6 +30,7 @@ from .clients import (
     ScorerClient,
     ServiceClient,
     ServiceStartError,
+    TransformClient,
     wait_for_serving,
 )
 from .config import RunConfig, ServiceConfig, TlsConfig
@@ -46,8 +47,11 @@ _CLIENTS: dict[str, type[ServiceClient]] = {
     "generator": GeneratorClient,
     "detector": DetectorClient,
     "scorer": ScorerClient,
+    "transform": TransformClient,
 }
-_Info = TypeVar("_Info", generator_pb2.GeneratorInfo, detector_pb2.DetectorInfo, scorer_pb2.ScorerInfo)
+_Info = TypeVar(
+    "_Info", generator_pb2.GeneratorInfo, detector_pb2.DetectorInfo, scorer_pb2.ScorerInfo, transform_pb2.TransformInfo
+)
 
 
 class RunError(RuntimeError):
@@ -57,7 +61,7 @@ class RunError(RuntimeError):
 @dataclass
 class Service:
     name: str
-    role: str  # "generator", "detector" or "scorer"
+    role: str  # "generator", "detector", "scorer" or "transform"
     cfg: ServiceConfig
     local: LocalService | None = None
     container: ImageService | None = None  # an image entry's container
@@ -167,6 +171,7 @@ class ServiceFleet:
     def _start(self) -> None:
         entries = [(n, "generator", c) for n, c in self.cfg.generators.items()]
         entries += [(n, "detector", c) for n, c in self.cfg.detector_services().items()]
+        entries += [(n, "transform", c) for n, c in self.cfg.transforms.items()]
         entries.append(("scorer", "scorer", self.cfg.scorer))
         images = self._resolve_images(entries)  # every image checked before anything starts
         for name, role, c in entries:

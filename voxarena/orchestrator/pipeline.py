@@ -192,7 +192,7 @@ class Arena:
     def _execute(self, plan: Plan) -> None:
         """Do the plan's work through the four stages, every service busy at once."""
         cfg, store = self.cfg, self.store
-        degrade = Degrade(store, cfg.conditions, cfg.protocol.seed, self.retry_failed)
+        degrade = Degrade(store, cfg.conditions, cfg.protocol.seed, self.retry_failed, self.fleet)
         generate = Generate(store, self.fleet, cfg.protocol)
         detect = Detect(store, self.fleet, degrade)
         # The whole manifest: a clip's speaker reference may be an item of another shard.

@@ -88,7 +88,11 @@ HEAT_NOTE = (
 
 def _step_text(step: dict) -> str:
     """``codec=mp3 compression=0.5``; the noise colour only where there is noise."""
-    shown = {k: v for k, v in step.items() if v is not None and (k != "noise" or step.get("noise_snr_db") is not None)}
+    shown = {
+        k: v
+        for k, v in step.items()
+        if v is not None and v != {} and (k != "noise" or step.get("noise_snr_db") is not None)
+    }
     return " ".join(f"{k}={v}" for k, v in shown.items())
 
 

@@ -190,8 +190,20 @@ def protocol_view(config: dict) -> dict:
     """A resolved config (``RunConfig.model_dump(mode="json")``) without its transport settings
     (``TRANSPORT_SERVICE_KEYS``, the ``execution`` section)."""
     out = {k: v for k, v in config.items() if k not in TRANSPORT_SECTIONS}
-    for role in ("generators", "detectors"):
+    for role in ("generators", "detectors", "transforms"):
         out[role] = {n: service_protocol_view(svc) for n, svc in (config.get(role) or {}).items()}
+    # Keys that a version without transform steps did not write, at their "none" value: a run started
+    # before them resumes.
+    if not out["transforms"]:
+        del out["transforms"]
+    if "conditions" in config:
+        out["conditions"] = {
+            name: [
+                {k: v for k, v in step.items() if not (k == "transform" and v is None or k == "parameters" and not v)}
+                for step in steps
+            ]
+            for name, steps in config["conditions"].items()
+        }
     if "scorer" in config:
         out["scorer"] = service_protocol_view(config["scorer"])
     return out

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from voxarena.codec import AudioClip, AudioFormatError, decode_audio
-from voxarena.v1 import detector_pb2, generator_pb2
+from voxarena.v1 import detector_pb2, generator_pb2, transform_pb2
 
 
 class ResponseInvalid(ValueError):
@@ -53,3 +53,24 @@ def validate_score(clip_id: str, request_id: str, response: detector_pb2.ScoreRe
     if not math.isfinite(response.score):
         raise ResponseInvalid(f"{clip_id}: score {response.score} is not finite")
     return response.score
+
+
+def validate_transform(
+    request_id: str, request: transform_pb2.TransformRequest, response: transform_pb2.TransformResponse
+) -> AudioClip:
+    """A transform's answer: its echoes, and audio that decodes (mono, finite, within full scale)."""
+    if response.request_id != request.request_id:
+        raise ResponseInvalid(f"{request_id}: request_id echo {response.request_id!r} != sent {request.request_id!r}")
+    if response.seed != request.seed:
+        raise ResponseInvalid(f"{request_id}: seed echo {response.seed} != sent {request.seed}")
+    if not response.HasField("audio"):
+        raise ResponseInvalid(f"{request_id}: response has no audio")
+    try:
+        clip = decode_audio(response.audio, request_id)
+    except AudioFormatError as e:
+        raise ResponseInvalid(str(e)) from None
+    if clip.samples.dtype.kind == "f" and float(abs(clip.samples).max()) > 1.0 + 1e-6:
+        raise ResponseInvalid(
+            f"{request_id}: float samples exceed full scale (max |x| = {float(abs(clip.samples).max()):.3f})"
+        )
+    return clip
