@@ -9,7 +9,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
+import soundfile as sf
 
 from voxarena.orchestrator.config import ConfigError, load_config
 from voxarena.orchestrator.fleet import RunError
@@ -74,18 +76,49 @@ def test_the_same_run_again_gives_the_same_bytes(run, synthetic_dataset, make_co
     assert first == second
 
 
-def test_a_refused_option_is_a_permanent_input_failure_naming_it(synthetic_dataset, make_config, run_arena, tmp_path):
-    bad = {"bad": [{"transform": "laundering", "parameters": {"reverb_rt60": "5"}}]}
+@pytest.mark.parametrize(
+    ("parameters", "message"),
+    [
+        ({"reverb_rt60": "5"}, r"conditions.bad\[0\].parameters.reverb_rt60='5': outside \[0, 1\]"),
+        ({"codec": "flac"}, r"parameters.codec='flac': not one of none, mp3, opus"),
+        ({"echo": "1"}, r"parameters.echo='1': the service declares no such option \(it has: codec, compression"),
+        ({"reverb_wet": "lots"}, r"parameters.reverb_wet='lots': not a number"),
+    ],
+)
+def test_parameters_outside_the_declared_ranges_stop_the_run_before_any_work(
+    synthetic_dataset, make_config, run_arena, tmp_path, parameters, message
+):
+    bad = {"bad": [{"gain_db": -3}, {"transform": "laundering", "parameters": parameters}]}
     config = make_config(
         tmp_path,
         synthetic_dataset,
         **{"dataset.max_items": 2, "transforms": {"laundering": LAUNDERING}, "conditions": bad},
     )
+    with pytest.raises(RunError, match=message.replace("bad\\[0\\]", "bad\\[1\\]")):
+        run_arena(config, tmp_path / "run")
+    assert not (tmp_path / "run" / "degradations.jsonl").exists()
+
+
+def test_a_clip_the_transform_refuses_is_a_permanent_input_failure(synthetic_dataset, make_config, run_arena, tmp_path):
+    """Parameters fine, the clip not: a low-pass edge above half the rate is no filter, but a silent clip
+    cannot take noise at an SNR (the service says so, INVALID_ARGUMENT, for each clip)."""
+    root = tmp_path / "data"
+    root.mkdir()
+    sf.write(root / "silence.wav", np.zeros(16000, np.int16), 16000, subtype="PCM_16")
+    (root / "manifest.csv").write_text("id,audio,speaker,text\ns0,silence.wav,p0,hello\ns1,silence.wav,p1,hello\n")
+    bad = {"noisy": [{"transform": "laundering", "parameters": {"noise": "white"}}]}
+    config = make_config(
+        tmp_path,
+        {"kind": "table", "root": str(root / "manifest.csv")},
+        **{"protocol.tasks": ["RECONSTRUCT"], "transforms": {"laundering": LAUNDERING}, "conditions": bad},
+    )
     run_arena(config, tmp_path / "run")
-    degr = rows(tmp_path / "run" / "degradations.jsonl")
+    degr = [r for r in rows(tmp_path / "run" / "degradations.jsonl") if r["clip"].startswith("s")]
     assert degr and all(r["status"] == "failed" and r["failure"] == "input" for r in degr)
-    assert all(r["code"] == "INVALID_ARGUMENT" and "reverb_rt60=5.0 is outside [0.0, 1.0]" in r["reason"] for r in degr)
-    failed = [r for r in rows(tmp_path / "run" / "detections.jsonl") if r["condition"] == "bad"]
+    assert all(r["code"] == "INVALID_ARGUMENT" and "the clip is silent" in r["reason"] for r in degr)
+    failed = [
+        r for r in rows(tmp_path / "run" / "detections.jsonl") if r["condition"] == "noisy" and r["kind"] == "bonafide"
+    ]
     assert failed and all(r["status"] == "failed" and r["code"] == "INVALID_ARGUMENT" for r in failed)
 
 
@@ -129,3 +162,12 @@ def test_a_run_recorded_before_transform_steps_keeps_its_identity(synthetic_data
         for step in steps:
             del step["transform"], step["parameters"]
     assert config_differences(protocol_view(before), protocol_view(now)) == []
+
+
+def test_the_report_names_the_transform_and_its_parameters(run):
+    from voxarena.orchestrator.report import build_report
+    from voxarena.orchestrator.report_html import render_html
+
+    page = render_html(build_report(run))
+    assert "laundering(codec=gsm, resample_hz=8000)" in page  # run.json keeps keys sorted
+    assert "laundering(lowpass_hz=3000, reverb_rt60=0.2), noise=white noise_snr_db=20.0" in page

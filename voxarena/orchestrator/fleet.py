@@ -285,6 +285,20 @@ class ServiceFleet:
                     f"scorer.metrics: unknown metric {name!r}{hint}; the scorer offers: {', '.join(offered)}"
                 )
 
+    def check_transform_steps(self) -> None:
+        """Every transform step's parameters must be options its service declares, inside their ranges
+        (TransformInfo.ranges): fail before any work, naming the step, not once per clip."""
+        for condition, steps in self.cfg.conditions.items():
+            for k, step in enumerate(steps):
+                if step.transform is None:
+                    continue
+                info = self.services[step.transform].role_info(transform_pb2.TransformInfo)
+                ranges = {r.name: r for r in info.ranges}
+                for key, value in step.parameters.items():
+                    problem = _outside(ranges.get(key), value, sorted(ranges))
+                    if problem:
+                        raise RunError(f"conditions.{condition}[{k}].parameters.{key}={value!r}: {problem}")
+
     def check_unchanged(self, previous: dict[str, Any] | None) -> None:
         """On resume, each service must be the same model as before (name, version, weights) and, when
         launched from an image both times, the same image (its id)."""
@@ -303,6 +317,20 @@ class ServiceFleet:
                         f"{name}: {key} changed since this run started "
                         f"({was!r} -> {is_!r}); results would mix two models: use a new --out"
                     )
+
+
+def _outside(bound: transform_pb2.OptionRange | None, value: str, known: list[str]) -> str:
+    """Why ``value`` is not one the option accepts, or "" when it is."""
+    if bound is None:
+        return f"the service declares no such option (it has: {', '.join(known) or 'none'})"
+    if bound.choices:
+        return "" if value in bound.choices else f"not one of {', '.join(bound.choices)}"
+    try:
+        number = float(value)
+    except ValueError:
+        return "not a number"
+    ok = bound.min_value <= number <= bound.max_value
+    return "" if ok else f"outside [{bound.min_value:g}, {bound.max_value:g}]"
 
 
 def _where(name: str, role: str) -> str:

@@ -87,7 +87,10 @@ HEAT_NOTE = (
 
 
 def _step_text(step: dict) -> str:
-    """``codec=mp3 compression=0.5``; the noise colour only where there is noise."""
+    """``codec=mp3 compression=0.5``; the noise colour only where there is noise; a transform step as
+    ``laundering(codec=gsm, resample_hz=8000)``."""
+    if step.get("transform"):
+        return f"{step['transform']}({', '.join(f'{k}={v}' for k, v in (step.get('parameters') or {}).items())})"
     shown = {
         k: v
         for k, v in step.items()
