@@ -1,0 +1,1 @@
+"""The channel steps as a TransformService (model.py)."""
