@@ -52,6 +52,18 @@ def test_service_dies_with_a_killed_orchestrator(tmp_path):
     assert "draining" in (tmp_path / "svc.log").read_text()
 
 
+def _environ_value(pid: int, prefix: bytes, wait: float = 10.0) -> list[str]:
+    """The value of one variable in a process's environment. Under load /proc/PID/environ was once read
+    without it right after the start (seen in the full suite only): read again for a while before saying so."""
+    deadline = time.monotonic() + wait
+    while True:
+        environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+        found = [v.decode().split("=", 1)[1] for v in environ if v.startswith(prefix)]
+        if found or time.monotonic() > deadline:
+            return found
+        time.sleep(0.05)
+
+
 def test_each_local_service_gets_a_numba_cache_of_its_own(tmp_path, monkeypatch):
     """Concurrent numba compiles into one cache can pair gufunc files from two processes (numba #10128),
     which segfaults every later process: services started side by side never share a cache directory."""
@@ -67,8 +79,7 @@ def test_each_local_service_gets_a_numba_cache_of_its_own(tmp_path, monkeypatch)
             svc.start()
         seen = []
         for svc in services:
-            environ = Path(f"/proc/{svc.proc.pid}/environ").read_bytes().split(b"\0")
-            seen += [v.decode().split("=", 1)[1] for v in environ if v.startswith(b"NUMBA_CACHE_DIR=")]
+            seen += _environ_value(svc.proc.pid, b"NUMBA_CACHE_DIR=")
     finally:
         for svc in services:
             if svc.proc is not None:
