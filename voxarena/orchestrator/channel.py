@@ -15,6 +15,8 @@ trial set of its own and the detection matrix becomes generator x condition x de
   whole clip's mean power; the noise is seeded from the run seed, the condition and the clip id,
   so the same run degrades the same clip with the same noise.
 - ``gain_db: -6``                 a gain, clipped at full scale as a real channel would.
+- ``attack: {target: DETECTOR, queries: 100, snr_db: 30}``  an adaptive black-box attack on a spoofed
+  clip against one of the run's detectors (``voxarena.attack``); bona fide clips pass unchanged.
 - ``transform: NAME``             the clip through a transform service (``transforms:`` in the config, a
   TransformService: a laundering chain, a remote channel), with ``parameters``, seeded from the
   condition's seed; its answer is validated like any service's and its steps recorded.
@@ -29,6 +31,7 @@ from __future__ import annotations
 import hashlib
 import io
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import soundfile as sf
@@ -49,6 +52,8 @@ COMPRESSIBLE = ("mp3", "opus", "vorbis")
 
 # (transform name, clip, parameters, seed) -> (the transformed clip, the steps it reports).
 Transformer = Callable[[str, AudioClip, dict[str, str], int], tuple[AudioClip, list[str]]]
+# (clip, the AttackStep config, seed) -> (the attacked clip, what the attack did).
+Attacker = Callable[[AudioClip, Any, int], tuple[AudioClip, dict[str, Any]]]
 
 
 class ChannelError(ValueError):
@@ -101,7 +106,7 @@ def coloured_noise(n: int, colour: str, rng: np.random.Generator) -> np.ndarray:
 
 
 def apply_condition(
-    clip: AudioClip, steps: list, seed: int, transform: Transformer | None = None
+    clip: AudioClip, steps: list, seed: int, transform: Transformer | None = None, attack: Attacker | None = None
 ) -> tuple[AudioClip, dict]:
     """Apply ``steps`` (``ChannelStep`` configs) in order; returns the PCM-16 clip and what was done.
     ``transform`` calls a transform service (the run's fleet): what a failed call raises passes through."""
@@ -134,6 +139,12 @@ def apply_condition(
             out, did = transform(step.transform, AudioClip(x, rate), parameters, int(rng.integers(2**63)))
             x, rate = out.as_float32().astype(np.float32), out.sample_rate
             done.append({"transform": step.transform, "parameters": parameters, "steps": did})
+        elif step.attack is not None:
+            if attack is None:
+                raise ChannelError(f"attack on {step.attack.target!r}: this run cannot reach detectors here")
+            out, record = attack(AudioClip(x, rate), step.attack, int(rng.integers(2**63)))
+            x, rate = out.as_float32().astype(np.float32), out.sample_rate
+            done.append({"attack": record})
     clipped = int(np.sum(np.abs(x) > 32767 / 32768))
     pcm = np.clip(np.round(x * 32768.0), -32768, 32767).astype(np.int16)
     return AudioClip(samples=pcm, sample_rate=rate), {"steps": done, "clipped_samples": clipped}

@@ -146,7 +146,21 @@ class ProtocolConfig(Strict):
         return self.i2d.iterations if self.i2d is not None and task in I2D_TASKS else 1
 
 
-STEP_KINDS = ("resample", "codec", "noise_snr_db", "gain_db", "transform")
+STEP_KINDS = ("resample", "codec", "noise_snr_db", "gain_db", "transform", "attack")
+
+
+class AttackStep(Strict):
+    """An adaptive black-box attack on the spoofed clips (``voxarena.attack``): random search over band gains
+    and shaped noise within ``snr_db`` / ``max_gain_db``, using only ``target``'s ScoreBatch answers, at most
+    ``queries`` clips scored (the original's included). Bona fide clips pass unchanged."""
+
+    target: str = Field(description="the detector attacked (a detector service of this run)")
+    queries: int = Field(100, ge=2, le=5000, description="query budget per clip")
+    snr_db: float = Field(30.0, ge=10, le=80, description="minimum SNR of the perturbation, dB")
+    max_gain_db: float = Field(6.0, gt=0, le=20, description="bound on every band gain, +- dB")
+    bands: int = Field(8, ge=2, le=32)
+    noise: bool = True
+    batch: int = Field(4, ge=1, le=64, description="candidates per ScoreBatch call")
 
 
 class ChannelStep(Strict):
@@ -161,6 +175,7 @@ class ChannelStep(Strict):
     gain_db: float | None = Field(None, ge=-60, le=40)
     transform: str | None = Field(None, description="a transform service's name (transforms:)")
     parameters: dict[str, str] = Field({}, description="with transform: its options (TransformInfo.ranges)")
+    attack: AttackStep | None = None
 
     @model_validator(mode="after")
     def _one_kind(self):
@@ -306,6 +321,11 @@ def load_config(path: str | Path, overrides: dict[str, object] | None = None) ->
                 raise ConfigError(
                     f"{path}: conditions.{name}[{k}]: transform {step.transform!r} is not under transforms: "
                     f"({', '.join(cfg.transforms) or 'none declared'})"
+                )
+            if step.attack is not None and step.attack.target not in cfg.detector_services():
+                raise ConfigError(
+                    f"{path}: conditions.{name}[{k}].attack.target: {step.attack.target!r} is not a detector "
+                    f"service of this run ({', '.join(cfg.detector_services()) or 'none'})"
                 )
     if not cfg.generators:
         raise ConfigError(f"{path}: generators: at least one generator is needed")

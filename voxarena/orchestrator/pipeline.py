@@ -25,6 +25,7 @@ from typing import Any
 from rich.console import Console
 
 from .config import RunConfig, config_differences, protocol_view
+from .degrade import Degrade
 from .dispatch import Dispatcher, RunProgress
 from .fleet import RunError, ServiceFleet
 from .fusion import FusionError, calibration_items, evaluation_store, fuse, fused_infos, split_record
@@ -35,7 +36,7 @@ from .metrics_scorer import MetricsScorer
 from .plan import Plan
 from .run_store import RunStore
 from .shard import Shard
-from .stages import Degrade, Detect, Generate, Measure
+from .stages import Detect, Generate, Measure
 from .status import start_metrics, write_coverage
 
 __all__ = ["Arena", "RunError"]

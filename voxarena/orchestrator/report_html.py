@@ -13,7 +13,16 @@ import math
 from .calibration_plots import calibration_section
 from .fusion import fusion_table
 from .report_plots import det_svg, i2d_section
-from .report_tables import HEAT_NOTE, as_float, conditions_section, eer_heatmap, esc, html_table, num
+from .report_tables import (
+    HEAT_NOTE,
+    as_float,
+    attacks_section,
+    conditions_section,
+    eer_heatmap,
+    esc,
+    html_table,
+    num,
+)
 from .run_store import CLEAN, condition_of
 
 CSS = """
@@ -105,6 +114,7 @@ def render_html(rep: dict) -> str:
         det_svg(rep),
         calibration_section(rep.get("calibration", {}), _llr_detectors(rep)),
         conditions_section(rep),
+        attacks_section(rep),
         "<h2>Generators</h2>",
         html_table(gen_rows, gen_cols, left=3, table_id="generators"),
         i2d_section(rep),

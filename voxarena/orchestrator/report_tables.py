@@ -89,6 +89,9 @@ HEAT_NOTE = (
 def _step_text(step: dict) -> str:
     """``codec=mp3 compression=0.5``; the noise colour only where there is noise; a transform step as
     ``laundering(codec=gsm, resample_hz=8000)``."""
+    if step.get("attack"):
+        settings = ", ".join(f"{k}={v}" for k, v in step["attack"].items() if k != "target")
+        return f"attack on {step['attack']['target']} ({settings})"
     if step.get("transform"):
         return f"{step['transform']}({', '.join(f'{k}={v}' for k, v in (step.get('parameters') or {}).items())})"
     shown = {
@@ -126,3 +129,24 @@ def conditions_section(rep: dict) -> str:
     for c in conditions[1:]:
         out += [f"<h3>Condition {esc(c)}</h3>", eer_heatmap(rep, c, f"eer-heatmap-{c}")]
     return "".join(out)
+
+
+def attacks_section(rep: dict) -> str:
+    """The attack conditions: success rate at the target's clean EER threshold (metrics_attack); how they
+    transfer is the condition heatmap above (every detector scores the attacked clips)."""
+    rows = rep.get("attacks") or []
+    if not rows:
+        return ""
+    columns = ["condition", "target", "generator", "n_spoof", "accepted_clean", "success_rate", "eer_clean"]
+    columns += ["eer_attacked", "median_queries", "mean_snr_db"]
+    shown = [
+        {c: num(r[c]) if c not in ("condition", "target", "generator", "n_spoof") else r[c] for c in columns}
+        for r in rows
+    ]
+    return (
+        "<h2>Attacks</h2><p class='small'>Adaptive black-box attacks on the spoofed clips, each against its "
+        "target detector's scores only. success_rate: the share of attacked fakes the target accepts at its "
+        "clean EER threshold (accepted_clean: before the attack). Transfer to the other detectors: the "
+        "condition heatmap above, an attack condition's row.</p>"
+        + html_table(shown, columns, left=3, table_id="attacks")
+    )

@@ -1,7 +1,7 @@
 """The four stages of a run, each one call that does its work and appends its rows to the run store.
 
 - ``Generate``: one generation (a ``GenerationJob`` at an I2D iteration) -> a generations row.
-- ``Degrade``: a clip as a channel condition delivers it, computed once and stored (degradations).
+- ``Degrade`` (``degrade``): a clip as a condition delivers it, computed once and stored (degradations).
 - ``Detect``: a batch of clips, one detector, one condition -> detections rows.
 - ``Measure``: a batch of generated clips -> the scorer's raw measurements rows.
 
@@ -15,25 +15,24 @@ points to it, so a run killed at any moment resumes to the same results.
 
 from __future__ import annotations
 
-import threading
 from typing import Any
 
 from google.protobuf import json_format
 
-from voxarena.codec import AudioClip, AudioFormatError, clip_to_wav_bytes, encode_audio
+from voxarena.codec import AudioFormatError, clip_to_wav_bytes, encode_audio
 from voxarena.tasks import task_inputs
-from voxarena.v1 import detector_pb2, generator_pb2, scorer_pb2, transform_pb2
+from voxarena.v1 import detector_pb2, generator_pb2, scorer_pb2
 
-from .channel import ChannelError, apply_condition, condition_seed
 from .clients import CallFailed
 from .clips import Clip, item_audio, read_clip
-from .config import ChannelStep, ProtocolConfig
-from .failures import Failure, call_failed_row, failed_row, failure_kind, failure_of_status, item_error_row, settled
+from .config import ProtocolConfig
+from .degrade import ConditionFailed, Degrade
+from .failures import Failure, call_failed_row, failed_row, item_error_row
 from .fleet import Service, ServiceFleet
 from .manifest import ManifestItem
 from .plan import GenerationJob
 from .run_store import CLEAN, RunStore, detection_id
-from .validation import ResponseInvalid, validate_generation, validate_score, validate_transform
+from .validation import ResponseInvalid, validate_generation, validate_score
 
 
 class MissingInput(ValueError):
@@ -132,98 +131,6 @@ class Generate:
         )
         self.store.generations.append(row)
         return row
-
-
-class ConditionFailed(Exception):
-    """A clip that cannot be delivered under a condition: the reason, and the failure kind and code that its
-    degradation row records (a transform service that was away is transient: a rerun tries again)."""
-
-    def __init__(self, reason: str, failure: Failure, code: str) -> None:
-        super().__init__(reason)
-        self.failure, self.code = failure, code
-
-
-class Degrade:
-    """A clip as a channel condition delivers it: computed once, stored, recorded, reused. Transform steps
-    call the fleet's transform services."""
-
-    def __init__(
-        self,
-        store: RunStore,
-        conditions: dict[str, list[ChannelStep]],
-        run_seed: int,
-        retry_failed: bool,
-        fleet: ServiceFleet | None = None,
-    ) -> None:
-        self.store, self.conditions, self.run_seed, self.retry_failed = store, conditions, run_seed, retry_failed
-        self.fleet = fleet
-        self._locks: dict[str, threading.Lock] = {}
-        self._locks_guard = threading.Lock()
-
-    def __call__(self, clip: Clip, condition: str) -> AudioClip:
-        if condition == CLEAN:
-            return read_clip(clip.path, clip.sha256, clip.id)
-        key = f"{condition}|{clip.id}"
-        with self._locks_guard:
-            lock = self._locks.setdefault(key, threading.Lock())
-        with lock:
-            # Every detector asks for the same degradation: the first computes it, the rest reuse the
-            # row, a failed one included (until --retry-failed; a transient failure is always retried).
-            row = self.store.degradations.get(key)
-            if row is not None and row["source_sha256"] == clip.sha256 and settled(row, self.retry_failed):
-                if row["status"] != "ok":
-                    raise ConditionFailed(row["reason"], Failure(failure_kind(row)), row["code"])
-                return read_clip(self.store.dir / row["audio"], row["audio_sha256"], key)
-            return self._compute(clip, condition, key)
-
-    def _transformer(self, key: str):
-        """The condition's transform steps, through the fleet: request id ``<transform>|<condition>|<clip>``."""
-
-        def transform(
-            name: str, audio: AudioClip, parameters: dict[str, str], seed: int
-        ) -> tuple[AudioClip, list[str]]:
-            if self.fleet is None:
-                raise ChannelError(f"transform {name!r}: this run reaches no transform services")
-            req = transform_pb2.TransformRequest(
-                request_id=f"{name}|{key}", seed=seed, audio=encode_audio(audio), parameters=parameters
-            )
-            resp, _ = self.fleet[name].call("Transform", req)
-            return validate_transform(req.request_id, req, resp), list(resp.steps)
-
-        return transform
-
-    def _compute(self, clip: Clip, condition: str, key: str) -> AudioClip:
-        base = {"id": key, "condition": condition, "clip": clip.id, "source_sha256": clip.sha256}
-        try:
-            out, done = apply_condition(
-                read_clip(clip.path, clip.sha256, clip.id),
-                self.conditions[condition],
-                condition_seed(self.run_seed, condition, clip.id),
-                self._transformer(key),
-            )
-        except CallFailed as e:  # a transform service's answer
-            row = failed_row(base, failure_of_status(e.code), f"{clip.id}: condition {condition!r}: {e}", e.code.name)
-        except ResponseInvalid as e:
-            row = failed_row(base, Failure.INVALID_RESPONSE, f"{clip.id}: condition {condition!r}: {e}")
-        except (ValueError, RuntimeError) as e:  # ChannelError is a ValueError
-            # RuntimeError: libsndfile refusing an encoding (soundfile raises LibsndfileError).
-            row = failed_row(base, Failure.INPUT, f"{clip.id}: condition {condition!r}: {e}")
-        else:
-            rel, sha = self.store.put_audio(clip_to_wav_bytes(out))
-            self.store.degradations.append(
-                {
-                    **base,
-                    "status": "ok",
-                    "audio": rel,
-                    "audio_sha256": sha,
-                    "sample_rate": out.sample_rate,
-                    "duration": round(out.duration, 6),
-                    **done,
-                }
-            )
-            return out
-        self.store.degradations.append(row)
-        raise ConditionFailed(row["reason"], Failure(row["failure"]), row["code"])
 
 
 class Detect:

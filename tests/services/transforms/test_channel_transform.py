@@ -31,7 +31,7 @@ def test_the_channel_service_passes_conformance(in_process_model):
 
 def step(**kw) -> SimpleNamespace:
     none = dict(resample=None, codec=None, compression=None, noise_snr_db=None, noise="white", gain_db=None)
-    return SimpleNamespace(**{**none, "transform": None, **kw})
+    return SimpleNamespace(**{**none, "transform": None, "attack": None, **kw})
 
 
 def test_same_seed_same_bytes_as_the_built_in_steps(speech):

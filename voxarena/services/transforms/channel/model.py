@@ -17,7 +17,7 @@ _NONE = {"resample": None, "codec": None, "compression": None, "noise_snr_db": N
 
 
 def _step(**kw: object) -> SimpleNamespace:
-    return SimpleNamespace(**{**_NONE, "gain_db": None, "transform": None, **kw})
+    return SimpleNamespace(**{**_NONE, "gain_db": None, "transform": None, "attack": None, **kw})
 
 
 class ChannelModel(TransformModel):

@@ -1,0 +1,104 @@
+"""Attacks as run conditions (issue 16 items 2-3): an ``attack`` step searches, for every spoofed clip, the
+version its target detector scores most bona fide within the budget, through the run's own detector client;
+bona fide clips pass unchanged; every query is logged; every detector scores the attacked clips (transfer);
+``metrics/attack_metrics.csv`` gives the success rate at the target's clean EER threshold."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+
+from voxarena.orchestrator.config import ConfigError, load_config
+
+QUERIES = 13
+CONDITIONS = {"attack-dummy": [{"attack": {"target": "dummy-detector", "queries": QUERIES, "batch": 4, "snr_db": 20}}]}
+
+
+def rows(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory, synthetic_dataset, make_config, run_arena) -> Path:
+    tmp = tmp_path_factory.mktemp("attacks")
+    config = make_config(
+        tmp,
+        synthetic_dataset,
+        **{
+            "dataset.max_items": 6,
+            "detectors": {"dummy-detector": {}, "lfcc-gmm": {}},
+            "conditions": CONDITIONS,
+        },
+    )
+    out = tmp / "run"
+    run_arena(config, out)
+    return out
+
+
+def test_spoofed_clips_are_attacked_within_the_budgets_and_bona_fide_pass(run):
+    degr = rows(run / "degradations.jsonl")
+    assert degr and all(r["status"] == "ok" for r in degr)
+    spoof = [r["steps"][0]["attack"] for r in degr if "|" in r["clip"]]  # generated clips' ids name their generator
+    bona = [r["steps"][0]["attack"] for r in degr if "|" not in r["clip"]]
+    assert len(spoof) == 12 and len(bona) == 6
+    assert all(a["skipped"].startswith("bona fide") for a in bona)
+    for a in spoof:
+        assert a["target"] == "dummy-detector" and a["generator"] == "dummy-generator"
+        assert 2 <= a["queries"] <= QUERIES and a["score"] >= a["original_score"]
+        assert a["snr_db"] is None or a["snr_db"] >= 20 - 1e-6
+        log = (run / a["log"]).read_text().splitlines()
+        assert len(log) == a["queries"] and json.loads(log[0])["index"] == 0
+    assert sum(a["score"] > a["original_score"] for a in spoof) >= 9  # the search finds better candidates
+
+
+def test_every_detector_scores_the_attacked_clips(run):
+    dets = [r for r in rows(run / "detections.jsonl") if r["condition"] == "attack-dummy"]
+    assert {r["detector"] for r in dets} == {"dummy-detector", "lfcc-gmm"}
+    assert len(dets) == 2 * 18 and all(r["status"] == "ok" for r in dets)
+
+
+def test_attack_metrics_give_the_success_rate_at_the_clean_threshold(run):
+    with open(run / "metrics" / "attack_metrics.csv", newline="") as f:
+        table = {r["generator"]: r for r in csv.DictReader(f)}
+    assert set(table) == {"dummy-generator", "pooled"}
+    pooled = table["pooled"]
+    assert pooled["condition"] == "attack-dummy" and pooled["target"] == "dummy-detector"
+    assert int(pooled["n_spoof"]) == 12 and float(pooled["median_queries"]) <= QUERIES
+    # Independently: the clean scores' EER threshold, and the attacked fakes above it.
+    from voxarena.stats.detection import eer
+
+    dets = [r for r in rows(run / "detections.jsonl") if r["detector"] == "dummy-detector"]
+    bona = [r["score"] for r in dets if r["condition"] == "clean" and r["kind"] == "bonafide"]
+    fake = [r["score"] for r in dets if r["condition"] == "clean" and r["kind"] == "spoof"]
+    attacked = [r["score"] for r in dets if r["condition"] == "attack-dummy" and r["kind"] == "spoof"]
+    import numpy as np
+
+    _, threshold = eer(np.array(bona), np.array(fake))
+    assert float(pooled["threshold_clean"]) == pytest.approx(threshold, rel=1e-6)
+    assert float(pooled["success_rate"]) == pytest.approx(np.mean(np.array(attacked) > threshold), abs=1e-6)
+    assert float(pooled["success_rate"]) >= float(pooled["accepted_clean"])
+
+
+def test_the_target_must_be_a_detector_service_of_the_run(synthetic_dataset, make_config, tmp_path):
+    config = make_config(tmp_path, synthetic_dataset, conditions={"a": [{"attack": {"target": "nope"}}]})
+    with pytest.raises(ConfigError, match=r"conditions.a\[0\].attack.target: 'nope' is not a detector service"):
+        load_config(config)
+    config = make_config(
+        tmp_path, synthetic_dataset, conditions={"a": [{"attack": {"target": "dummy-detector", "queries": 1}}]}
+    )
+    with pytest.raises(ConfigError, match="queries"):
+        load_config(config)
+
+
+def test_the_report_shows_the_attacks(run):
+    from voxarena.orchestrator.report import build_report
+    from voxarena.orchestrator.report_html import render_html
+
+    rep = build_report(run)
+    assert [r["generator"] for r in rep["attacks"]] == ["dummy-generator", "pooled"]
+    page = render_html(rep)
+    assert "<h2>Attacks</h2>" in page and 'id="attacks"' in page
+    assert "attack on dummy-detector (bands=8, batch=4, max_gain_db=6.0, noise=True, queries=13, snr_db=20.0)" in page
