@@ -109,8 +109,9 @@ def conditions_section(rep: dict) -> str:
         return ""
     by = {(r["detector"], condition_of(r)): r for r in rep["detection"] if r["generator"] == "pooled"}
     out = [
-        "<h2>Channel conditions</h2><p class='small'>Every clip a detector scores, bona fide and spoof, "
-        "goes through the condition's channel first (steps in order).</p>",
+        "<h2>Conditions</h2><p class='small'>Every clip a detector scores goes through the condition's steps "
+        "first, in order: channel steps and transforms change bona fide and spoof alike, an attack changes "
+        "only the spoofed clips (against its target; the other detectors' cells are its transfer).</p>",
         '<table class="heat" id="condition-heatmap"><tr><th class="l">condition</th><th class="l">steps</th>',
     ]
     out += [f"<th>{esc(d)}</th>" for d in rep["detectors"]] + ["</tr>"]
