@@ -19,6 +19,10 @@ def test_every_row_is_fsynced_before_append_returns_and_fsyncs_are_shared(tmp_pa
 
     def slow_fsync(fd: int) -> None:
         lines = path.read_bytes().count(b"\n")  # what this fsync covers
+        if not synced_lines:  # the first one lasts until every thread has written a row (or 10 s)
+            deadline = time.monotonic() + 10
+            while path.read_bytes().count(b"\n") < 8 and time.monotonic() < deadline:
+                time.sleep(0.005)
         time.sleep(0.01)  # a disk that takes its time
         real_fsync(fd)
         synced_lines.append(lines)
@@ -42,7 +46,11 @@ def test_every_row_is_fsynced_before_append_returns_and_fsyncs_are_shared(tmp_pa
     position = {json.loads(line)["id"]: n for n, line in enumerate(lines, 1)}
     for row_id, fsyncs_done in returned:
         assert fsyncs_done > 0 and max(synced_lines[:fsyncs_done]) >= position[row_id], row_id
-    assert len(synced_lines) < 100, f"{len(synced_lines)} fsyncs for 200 rows from 8 threads: no group commit"
+    # Rows written while an fsync runs share the next one: the rows of all 8 threads, written during the
+    # first, are covered by the second. (How many fsyncs in all depends on scheduling: 111 of 200 were seen
+    # on a loaded machine, so no count is asserted beyond "fewer than one per row".)
+    assert synced_lines[1] >= 8, f"the second fsync covered {synced_lines[1]} rows: no group commit"
+    assert len(synced_lines) < 200, f"{len(synced_lines)} fsyncs for 200 rows from 8 threads: no group commit"
     assert JsonlTable(path).rows == table.rows  # reopened (resume): the same rows
 
 
