@@ -31,6 +31,9 @@ def run(tmp_path_factory, synthetic_dataset, make_config, run_arena) -> Path:
             "dataset.max_items": 6,
             "detectors": {"dummy-detector": {}, "lfcc-gmm": {}},
             "conditions": CONDITIONS,
+            # the perceptual cost uses the run's own pesq, sim and wer (and their models' first load)
+            "scorer.metrics": ["rtf", "pesq", "sim", "wer"],
+            "execution.deadline_seconds": 300,
         },
     )
     out = tmp / "run"
@@ -100,5 +103,60 @@ def test_the_report_shows_the_attacks(run):
     rep = build_report(run)
     assert [r["generator"] for r in rep["attacks"]] == ["dummy-generator", "pooled"]
     page = render_html(rep)
-    assert "<h2>Attacks</h2>" in page and 'id="attacks"' in page
+    assert "<h2>Attacks</h2>" in page and 'id="attacks"' in page and 'id="attack-transfer"' in page
     assert "attack on dummy-detector (bands=8, batch=4, max_gain_db=6.0, noise=True, queries=13, snr_db=20.0)" in page
+
+
+def test_the_transfer_matrix_scores_each_attack_with_every_detector(run):
+    import numpy as np
+
+    from voxarena.stats.detection import eer
+
+    with open(run / "metrics" / "attack_transfer.csv", newline="") as f:
+        table = {r["detector"]: r for r in csv.DictReader(f)}
+    assert set(table) == {"dummy-detector", "lfcc-gmm"}
+    with open(run / "metrics" / "attack_metrics.csv", newline="") as f:
+        pooled = next(r for r in csv.DictReader(f) if r["generator"] == "pooled")
+    # the target's cell is the attack's success rate
+    assert table["dummy-detector"]["accepted_attacked"] == pooled["success_rate"]
+    # the transfer cell, independently: lfcc-gmm's own clean EER threshold and the attacked fakes above it
+    dets = [r for r in rows(run / "detections.jsonl") if r["detector"] == "lfcc-gmm"]
+    pick = lambda cond, kind: np.array([r["score"] for r in dets if r["condition"] == cond and r["kind"] == kind])  # noqa: E731
+    eer_clean, threshold = eer(pick("clean", "bonafide"), pick("clean", "spoof"))
+    row = table["lfcc-gmm"]
+    assert row["target"] == "dummy-detector" and int(row["n_spoof"]) == 12
+    assert float(row["threshold_clean"]) == pytest.approx(threshold, rel=1e-6)
+    assert float(row["eer_clean"]) == pytest.approx(eer_clean, abs=1e-9)
+    assert float(row["accepted_attacked"]) == pytest.approx(np.mean(pick("attack-dummy", "spoof") > threshold))
+    assert float(row["eer_attacked"]) == pytest.approx(
+        eer(pick("attack-dummy", "bonafide"), pick("attack-dummy", "spoof"))[0], abs=1e-9
+    )
+
+
+def test_the_perceptual_cost_is_measured_against_the_original(run):
+    """PESQ of each attacked clip against its original, checked with the pesq package directly."""
+    import numpy as np
+    import soundfile as sf
+    from pesq import pesq
+
+    with open(run / "metrics" / "attack_metrics.csv", newline="") as f:
+        pooled = next(r for r in csv.DictReader(f) if r["generator"] == "pooled")
+    gens = {r["id"]: r for r in rows(run / "generations.jsonl")}
+    values = []
+    for d in rows(run / "degradations.jsonl"):
+        if "queries" not in d["steps"][0]["attack"]:
+            continue
+        attacked, rate = sf.read(run / d["audio"], dtype="float64")
+        original, rate_o = sf.read(run / gens[d["clip"]]["audio"], dtype="float64")
+        assert rate == rate_o == 16000 and attacked.shape == original.shape
+        try:
+            values.append(pesq(16000, original, attacked, "wb"))
+        except Exception:  # the scorer leaves out a clip PESQ cannot measure, and so does this check
+            continue
+    assert values, "no attacked clip could be measured"
+    assert float(pooled["pesq_vs_original"]) == pytest.approx(np.mean(values), abs=1e-4)
+    assert 0 < float(pooled["sim_vs_original"]) <= 1.0 + 1e-6
+    change = float(pooled["wer_attacked"]) - float(pooled["wer_original"])
+    assert float(pooled["wer_change"]) == pytest.approx(change, abs=1e-9)
+    page_rows = (run / "metrics" / "attack_metrics.csv").read_text()
+    assert "pesq_vs_original,sim_vs_original,wer_original,wer_attacked,wer_change" in page_rows

@@ -23,7 +23,7 @@ import math
 from google.protobuf import json_format
 
 from .manifest import ManifestSet
-from .metrics_attack import ATTACK_COLUMNS, attack_rows
+from .metrics_attack import ATTACK_COLUMNS, TRANSFER_COLUMNS, attack_rows, transfer_rows
 from .metrics_composite import composite_rows
 from .metrics_detection import DETECTION_COLUMNS, attack_seen, detection_rows
 from .metrics_generation import generator_rows
@@ -79,9 +79,10 @@ def write_metrics(store: RunStore, cfg, manifest: ManifestSet, infos: dict, scor
         r["scorer_fingerprint"] = fp_hash
         r["attack_seen_in_training"] = attack_seen(infos, r["detector"], r["generator"])
     _write_csv(store.metrics_dir / "detection_metrics.csv", DETECTION_COLUMNS, det)
-    attacks = attack_rows(store, cfg)
+    attacks = attack_rows(store, cfg, scorer)
     if attacks:
         _write_csv(store.metrics_dir / "attack_metrics.csv", ATTACK_COLUMNS, attacks)
+        _write_csv(store.metrics_dir / "attack_transfer.csv", TRANSFER_COLUMNS, transfer_rows(store, cfg, detectors))
 
     labels = sorted({(k, v) for it in manifest for k, v in it.labels.items() if k not in ("speaker", "key") and v})
     by_label = []

@@ -140,6 +140,7 @@ def build_report(run_dir: Path, allow_incomplete: bool = False) -> dict:
         "i2d_aggregates": read_csv(metrics / "i2d_aggregates.csv"),
         "detection": detection_rows,
         "attacks": read_csv(metrics / "attack_metrics.csv"),
+        "attack_transfer": read_csv(metrics / "attack_transfer.csv"),
         "detection_by_label": read_csv(metrics / "detection_by_label.csv"),
         "generation": read_csv(metrics / "generator_metrics.csv"),
         "generation_by_label": read_csv(metrics / "generator_metrics_by_label.csv"),

@@ -133,21 +133,60 @@ def conditions_section(rep: dict) -> str:
 
 
 def attacks_section(rep: dict) -> str:
-    """The attack conditions: success rate at the target's clean EER threshold (metrics_attack); how they
-    transfer is the condition heatmap above (every detector scores the attacked clips)."""
+    """The attack conditions (metrics_attack): success rate at the target's clean EER threshold, the
+    perceptual cost, and the transfer matrix (every detector's acceptance of each attack's clips)."""
     rows = rep.get("attacks") or []
     if not rows:
         return ""
     columns = ["condition", "target", "generator", "n_spoof", "accepted_clean", "success_rate", "eer_clean"]
-    columns += ["eer_attacked", "median_queries", "mean_snr_db"]
+    columns += ["eer_attacked", "median_queries", "mean_snr_db", "pesq_vs_original", "sim_vs_original"]
+    columns += ["wer_original", "wer_attacked", "wer_change"]
     shown = [
-        {c: num(r[c]) if c not in ("condition", "target", "generator", "n_spoof") else r[c] for c in columns}
+        {c: num(r.get(c)) if c not in ("condition", "target", "generator", "n_spoof") else r[c] for c in columns}
         for r in rows
     ]
     return (
         "<h2>Attacks</h2><p class='small'>Adaptive black-box attacks on the spoofed clips, each against its "
         "target detector's scores only. success_rate: the share of attacked fakes the target accepts at its "
-        "clean EER threshold (accepted_clean: before the attack). Transfer to the other detectors: the "
-        "condition heatmap above, an attack condition's row.</p>"
+        "clean EER threshold (accepted_clean: before the attack). The cost: PESQ and speaker similarity of "
+        "the attacked clip against the original, and the WER of both.</p>"
         + html_table(shown, columns, left=3, table_id="attacks")
+        + transfer_heatmap(rep.get("attack_transfer") or [])
     )
+
+
+def transfer_heatmap(rows: list[dict]) -> str:
+    """Attack (row) x scoring detector (column): the share of the attacked fakes the detector accepts at its
+    own clean EER threshold (red: most accepted), with the clean share in the tooltip."""
+    if not rows:
+        return ""
+    attacks = list(dict.fromkeys((r["condition"], r["target"]) for r in rows))
+    dets = list(dict.fromkeys(r["detector"] for r in rows))
+    by = {(r["condition"], r["detector"]): r for r in rows}
+    out = [
+        "<h3>Transfer</h3><p class='small'>The share of each attack's fakes every detector accepts at its own "
+        "clean EER threshold (the target's cell, dashed, is the attack's success rate; the others, how far it "
+        "transfers). Hover for the share before the attack and the EER under it.</p>",
+        '<table class="heat" id="attack-transfer"><tr><th class="l">attack \\ detector</th>',
+    ]
+    out += [f"<th>{esc(d)}</th>" for d in dets] + ["</tr>"]
+    for condition, target in attacks:
+        out.append(f'<tr><th class="l">{esc(condition)} (on {esc(target)})</th>')
+        for d in dets:
+            r = by.get((condition, d))
+            share = as_float(r["accepted_attacked"]) if r else math.nan
+            if r is None or math.isnan(share):
+                out.append('<td class="c">—</td>')
+                continue
+            title = (
+                f"{d} on {condition}: accepts {100 * share:.1f}% of attacked fakes, "
+                f"{100 * as_float(r['accepted_clean']):.1f}% clean; EER {num(r['eer_attacked'])} "
+                f"(clean {num(r['eer_clean'])})"
+            )
+            out.append(
+                f'<td class="c{" seen" if d == target else ""}" style="background:{_heat_colour(share / 2)}" '
+                f'title="{esc(title)}">{100 * share:.1f}%</td>'
+            )
+        out.append("</tr>")
+    out.append("</table>")
+    return "".join(out)
