@@ -150,3 +150,34 @@ def test_sim_flags_upsampled_audio(speech):
     clean = get_metric("sim").measure(ClipInputs("c", speech, speaker_reference=speech))
     assert "sim.warning" in flagged[1] and "sim.warning" not in clean[1]
     assert flagged[0]["sim.bandwidth_hz"] < 4100 < clean[0]["sim.bandwidth_hz"]
+
+
+def test_the_pesq_child_ends_with_a_killed_scorer(tmp_path):
+    """A scorer that is killed never shuts its PESQ pool down: the child must not outlive it."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    script = (
+        "import os, signal, numpy as np\n"
+        "from voxarena.scorers.reference import IsolatedPesq\n"
+        "p = IsolatedPesq()\n"
+        "x = np.sin(np.arange(32000) * 0.05) * 0.3\n"
+        "p(16000, x, x * 0.9, 'wb')\n"
+        "print(*[c.pid for c in p._pool._processes.values()], flush=True)\n"
+        "os.kill(os.getpid(), signal.SIGKILL)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert out.returncode == -signal.SIGKILL, out.stderr
+    (child,) = [int(pid) for pid in out.stdout.split()]
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            os.kill(child, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.2)
+    os.kill(child, signal.SIGKILL)
+    raise AssertionError(f"the PESQ child {child} outlived its killed scorer by 10 s")

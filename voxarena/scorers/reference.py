@@ -11,7 +11,9 @@ the SoK paper computes it for TTS too). MCD aligns frames by DTW, so any pair ca
 from __future__ import annotations
 
 import multiprocessing
+import os
 import threading
+import time
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from importlib.metadata import version
@@ -67,6 +69,18 @@ def normalised_magnitudes(clip: ClipInputs) -> tuple[np.ndarray, np.ndarray]:
     return clip.cached("stft_normalised", compute)
 
 
+def _end_with_parent(parent: int) -> None:
+    """The PESQ child's initializer: a thread that ends the child once its parent (the scorer) is gone. A
+    scorer that is killed never shuts its pool down, and the child would wait on its queue forever."""
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(0)
+
+    threading.Thread(target=watch, name="end-with-scorer", daemon=True).start()
+
+
 def _pesq_in_child(rate: int, ref: np.ndarray, gen: np.ndarray, mode: str) -> float:
     from pesq import pesq
 
@@ -85,7 +99,12 @@ class IsolatedPesq:
     def __call__(self, rate: int, ref: np.ndarray, gen: np.ndarray, mode: str) -> float:
         with self._lock:
             if self._pool is None:  # spawn: forking a process that runs grpc threads is unsafe
-                self._pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
+                self._pool = ProcessPoolExecutor(
+                    1,
+                    mp_context=multiprocessing.get_context("spawn"),
+                    initializer=_end_with_parent,
+                    initargs=(os.getpid(),),
+                )
             try:
                 return self._pool.submit(_pesq_in_child, rate, ref, gen, mode).result()
             except BrokenProcessPool:
