@@ -16,7 +16,7 @@ import sys
 from dataclasses import dataclass
 from typing import Literal
 
-Role = Literal["generator", "detector", "scorer", "orchestrator"]
+Role = Literal["generator", "detector", "transform", "scorer", "orchestrator"]
 Profile = Literal["demo", "test", "optional"]
 
 SERVICE_DOCKERFILE = "compose/service.Dockerfile"
@@ -135,6 +135,9 @@ SERVICES: tuple[Service, ...] = (
         own_dockerfile="torch, built only on request after `make wheelhouse-torch`: not rebuilt here "
         "to check it against the shared one",
     ),
+    # Transform services (TransformService): the laundering chain and the orchestrator's channel steps.
+    Service("laundering", "transform", "voxarena.services.transforms.laundering", "demo", extra="transforms"),
+    Service("channel", "transform", "voxarena.services.transforms.channel", "demo", extra="transforms"),
     Service(
         "scorer",
         "scorer",
