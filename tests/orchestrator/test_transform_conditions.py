@@ -1,5 +1,5 @@
 """Transforms as run conditions (issue 16 item 1): a condition step names a transform service under
-``transforms:`` (here the laundering chain, started by its catalogue name as a local process); every clip goes through it before detection,
+``transforms:`` (the laundering chain, started by its catalogue name); every clip goes through it before detection,
 its steps are recorded, a refusal is a permanent input failure naming the option, a transform that does
 not answer stops the run before any work, and a run started before transform steps existed still resumes.
 (A transform that goes away mid-run is a failed call like any service's: transient, retried by a rerun.)"""

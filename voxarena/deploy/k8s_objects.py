@@ -20,9 +20,11 @@ Doc = dict[str, Any]
 NAMESPACE = "voxarena"
 PART_OF = "voxarena"
 NAME_LABEL = "app.kubernetes.io/name"
-ROLE_LABEL = "app.kubernetes.io/component"  # generator, detector, transform, scorer or orchestrator: what the policies select
+# generator, detector, transform, scorer or orchestrator: what the policies select
+ROLE_LABEL = "app.kubernetes.io/component"
 INSTANCE_LABEL = "app.kubernetes.io/instance"
-MODEL_ROLES = ("generator", "detector", "transform", "scorer")  # the servers: no egress, ingress from the orchestrator only
+# the servers: no egress, ingress from the orchestrator only
+MODEL_ROLES = ("generator", "detector", "transform", "scorer")
 
 RUNS_CLAIM = "voxarena-runs"
 SPEECH_CLAIM = "voxarena-speech"

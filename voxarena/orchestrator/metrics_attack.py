@@ -182,6 +182,8 @@ def perceptual_costs(store: RunStore, cfg, scorer, attacked: list[dict]) -> dict
     requests = []
     for r in attacked:
         g = store.generations.get(r["clip"])
+        if g is None:  # an attacked clip is a generated one: its row is there
+            raise KeyError(f"{r['id']}: no generation row {r['clip']!r}")
         original = encode_audio(read_clip(store.dir / g["audio"], g["audio_sha256"], g["id"]))
         clip = encode_audio(read_clip(store.dir / r["audio"], r["audio_sha256"], r["id"]))
         text = g.get("text", "")
