@@ -114,6 +114,39 @@ def run(
         raise typer.Exit(outcome["exit_code"])
 
 
+@app.command()
+def race(
+    race_file: Path = typer.Argument(..., help="race file (YAML): training and evaluation configs, rounds, retrain"),
+    out: Path | None = typer.Option(None, "--out", help="race directory (default runs/<name>); rerun to resume"),
+    progress: bool = typer.Option(True, help="show progress bars"),
+) -> None:
+    """The arms race: round 0 trains the retrained detectors on the seen generators and evaluates every
+    generator; each later round adds the most evasive generator to training, retrains, evaluates again.
+
+    Writes OUT/race.json, race_metrics.csv, race.html (EER per detector per round on seen, added and
+    never-seen generators) and one run directory per round. Exit codes as `orchestrator run`: 0 complete,
+    2 when the race cannot be run, 3 when a round ended incomplete (rerun to resume)."""
+    from .race import Race, RaceError, RaceIncomplete, load_race
+
+    try:
+        loaded = load_race(race_file)
+        race_dir = out or Path("runs") / loaded.cfg.name
+        t0 = time.perf_counter()
+        record = Race(loaded, race_dir, console=err, progress=progress).run()
+    except (RaceIncomplete, MetricsInterrupted) as e:
+        err.print(f"[red]error:[/red] {e}", highlight=False, soft_wrap=True)
+        raise typer.Exit(EXIT_RETRY) from None
+    except (RaceError, ConfigError, DatasetError, RunError, ServiceStartError) as e:
+        err.print(f"[red]error:[/red] {e}", highlight=False)
+        raise typer.Exit(2) from None
+    added = [r["added"] for r in record["rounds"] if r["added"]]
+    console.print(
+        f"race directory: {race_dir}  rounds: {len(record['rounds'])}  added: {', '.join(added) or 'none'}  "
+        f"wall time: {time.perf_counter() - t0:.1f} s\nchart: {race_dir / 'race.html'}",
+        highlight=False,
+    )
+
+
 # `orchestrator --help` lists the commands in the order they are registered.
 app.command()(status)
 app.command()(compare)

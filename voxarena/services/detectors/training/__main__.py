@@ -92,15 +92,23 @@ def _raw_scores(detector: str, weights_dir: Path, rows: list) -> np.ndarray:
 
 
 def _calibrate(
-    detector: str, run_dir: Path, rows: list, weights_dir: Path, seed: int, max_epochs: int | None, meta: dict
+    detector: str,
+    run_dir: Path,
+    rows: list,
+    weights_dir: Path,
+    seed: int,
+    max_epochs: int | None,
+    meta: dict,
+    loao_dir: Path | None = None,
 ) -> None:
-    """Fit the calibration on the pooled leave-one-attack-out dev scores (``loao``) and record it in ``meta``,
-    with the dev Cllr it gives on those scores and on the served detector's own dev scores (seen attacks)."""
+    """Fit the calibration on the pooled leave-one-attack-out dev scores (``loao``, folds kept in ``loao_dir``,
+    default RUN_DIR/.loao/DETECTOR) and record it in ``meta``, with the dev Cllr it gives on those scores and
+    on the served detector's own dev scores (seen attacks)."""
     cache = run_dir / ".feature-cache"
     record = loao_calibration(
         detector,
         rows,
-        run_dir / ".loao" / detector,
+        loao_dir or run_dir / ".loao" / detector,
         seed,
         max_epochs,
         lambda train, dev, out: _train_into(detector, train, dev, out, seed, max_epochs, cache),
@@ -127,8 +135,10 @@ def train_detector(
     dev_fraction: float = 0.1,
     max_epochs: int | None = None,
     command: str = "",
+    loao_dir: Path | None = None,
 ) -> dict:
-    """Train on the data run(s) ``data`` (feature cache and LOAO folds live in the first) into ``out_dir``."""
+    """Train on the data run(s) ``data`` (feature cache and, unless ``loao_dir`` says where, the LOAO folds
+    live in the first) into ``out_dir``."""
     if detector not in TRAINERS:
         raise SystemExit(f"unknown detector {detector!r}; trainable: {', '.join(TRAINERS)}")
     t0 = time.perf_counter()
@@ -159,7 +169,7 @@ def train_detector(
     _write_metadata(out_dir, meta)
     meta["train_seconds"] = round(time.perf_counter() - t0, 1)
     t1 = time.perf_counter()
-    _calibrate(detector, run_dir, rows, out_dir, seed, max_epochs, meta)
+    _calibrate(detector, run_dir, rows, out_dir, seed, max_epochs, meta, loao_dir)
     meta["calibration"]["seconds"] = round(time.perf_counter() - t1, 1)
     _write_metadata(out_dir, meta)
     return meta
