@@ -278,4 +278,5 @@ def merge(dirs: list[Path], out: Path, stack: str = "local", allow_incomplete: b
         service_cpu_seconds={k: round(v, 3) for k, v in cpu.items()},
     )
     store.write_json(record)
+    store.close()
     return record

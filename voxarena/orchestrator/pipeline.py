@@ -159,6 +159,13 @@ class Arena:
 
     # ---------------------------------------------------------------- the run
     def run(self) -> dict:
+        self.store.lock()
+        try:
+            return self._run()
+        finally:
+            self.store.close()  # another orchestrator may work on the directory now
+
+    def _run(self) -> dict:
         previous = self.store.read_json()
         self._check_resume(previous)
         manifest = self.freeze_manifest()

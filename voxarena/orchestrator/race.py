@@ -40,6 +40,7 @@ import yaml
 from pydantic import Field, ValidationError
 from rich.console import Console
 
+from . import dir_lock
 from .config import RunConfig, ServiceConfig, load_config
 from .fleet import RunError
 from .pipeline import Arena, now_utc
@@ -184,7 +185,7 @@ class Race:
                     "resume with the same files or use a new --out"
                 )
             return previous
-        if self.out.exists() and any(self.out.iterdir()):
+        if self.out.exists() and any(p.name != dir_lock.LOCK_FILE for p in self.out.iterdir()):
             raise RaceError(f"{self.out}: exists and is not a race directory; use a new --out")
         self.out.mkdir(parents=True, exist_ok=True)
         return {"format": RACE_FORMAT, "name": self.cfg.name, "config": identity, "started_at": now_utc(), "rounds": []}
@@ -269,6 +270,13 @@ class Race:
     # ------------------------------------------------------------------ the race
     def run(self) -> dict[str, Any]:
         record = self._begin()
+        lock = dir_lock.acquire(self.out, "race")  # one race per directory (each run has its own lock too)
+        try:
+            return self._run(record)
+        finally:
+            dir_lock.release(lock)
+
+    def _run(self, record: dict[str, Any]) -> dict[str, Any]:
         self._save(record)
         added: list[str] = []
         rounds = []

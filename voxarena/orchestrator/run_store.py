@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
+from . import dir_lock
 from .fleet import RunError
 
 CLEAN = "clean"
@@ -260,9 +261,11 @@ class RunStore:
             raise RunDirError.of(
                 "use it as the run directory", run_dir, OSError(errno.ENOTDIR, os.strerror(errno.ENOTDIR))
             )
+        self._lock: Path | None = None
         for d in (self.dir, self.audio_dir, self.metrics_dir, self.logs_dir):
             with run_dir_io("create the directory", d):
                 d.mkdir(parents=True, exist_ok=True)
+        self.lock()  # one orchestrator at a time (before touching the temporaries)
         self.removed_temporaries = self._remove_temporaries()
         probe = run_dir / f".write-check.{os.getpid()}.tmp"
         with run_dir_io("write in it", run_dir):  # a read-only directory stops the run before any service starts
@@ -274,6 +277,22 @@ class RunStore:
         # Channel conditions: one row per (condition, clip) with the degraded audio's path and hash.
         self.degradations = JsonlTable(run_dir / "degradations.jsonl")
 
+    def lock(self) -> None:
+        """Hold the directory's lock (``dir_lock``) until ``close``; DirectoryBusy when another process does."""
+        if self._lock is None:
+            with run_dir_io("lock it", self.dir):
+                self._lock = dir_lock.acquire(self.dir)
+
+    def close(self) -> None:
+        """Let another orchestrator work on the directory (the rows read stay readable)."""
+        if self._lock is not None:
+            dir_lock.release(self._lock)
+            self._lock = None
+
+    def __del__(self) -> None:
+        with suppress(Exception):
+            self.close()
+
     @property
     def manifest_path(self) -> Path:
         return self.dir / "manifest.jsonl"
@@ -284,7 +303,8 @@ class RunStore:
 
     def _remove_temporaries(self) -> list[Path]:
         """The ``*.tmp`` files a killed run or a full disk left (audio, run.json, manifest, metrics): never
-        renamed into place, so nothing refers to them. One orchestrator works on a run directory at a time."""
+        renamed into place, so nothing refers to them. One orchestrator works on a run directory at a time
+        (``dir_lock``), so none of them is another's in flight."""
         stale = [*self.dir.glob("*.tmp"), *self.metrics_dir.glob("*.tmp"), *self.audio_dir.glob("*/*.tmp")]
         for path in stale:
             with run_dir_io("remove a temporary left by an earlier run", path):
