@@ -45,6 +45,8 @@ def write_race(tmp: Path, speech: Path, **race) -> Path:
         "protocol": {"seed": 7, "tasks": ["TTS", "RECONSTRUCT"]},
         "generators": {"espeak-ng": {}, "flite": {}, "griffin-lim": {}, "world-vocoder": {}},
         "detectors": {"lfcc-gmm": {}},
+        # every round attacks its own retrained detector anew
+        "conditions": {"attack-gmm": [{"attack": {"target": "lfcc-gmm", "queries": 4, "batch": 3, "snr_db": 30}}]},
         "scorer": {"metrics": ["rtf"], "bootstrap_resamples": 20},
     }
     (tmp / "train.yaml").write_text(yaml.safe_dump(train))
@@ -111,8 +113,11 @@ def test_race_rounds_add_the_most_evasive_generator(uninterrupted: Path):
     csv_text = (uninterrupted / "race_metrics.csv").read_text()
     assert csv_text.startswith("round,detector,retrained,condition,group,generator,eer")
     assert ",clean,added,mean," in csv_text and ",clean,unseen,mean," in csv_text
+    attacks = (uninterrupted / "race_attacks.csv").read_text().splitlines()
+    assert attacks[0] == "round,condition,target,accepted_clean,success_rate,eer_clean,eer_attacked"
+    assert [line.split(",")[:3] for line in attacks[1:]] == [[str(k), "attack-gmm", "lfcc-gmm"] for k in range(3)]
     html = (uninterrupted / "race.html").read_text()
-    assert "<svg" in html and "added in round 1" in html
+    assert "<svg" in html and "added in round 1" in html and "Attacks per round" in html
     assert all((uninterrupted / r["run"] / "report.html").exists() for r in rounds)
 
 
@@ -141,7 +146,8 @@ def test_a_killed_race_resumes_to_the_same_numbers(race_file: Path, uninterrupte
     done = race(race_file, out)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "complete, kept" in done.stderr  # the rounds done before the kill were not redone
-    assert (out / "race_metrics.csv").read_bytes() == (uninterrupted / "race_metrics.csv").read_bytes()
+    for name in ("race_metrics.csv", "race_attacks.csv"):
+        assert (out / name).read_bytes() == (uninterrupted / name).read_bytes(), name
     assert rounds_of(out) == rounds_of(uninterrupted)
     for r in rounds_of(out):
         for name in ("detection_metrics.csv", "detection_by_label.csv"):

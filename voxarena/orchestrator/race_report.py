@@ -18,6 +18,7 @@ from typing import Any
 from .report_tables import esc, html_table, num
 from .run_store import read_csv
 
+ATTACK_COLUMNS = ["round", "condition", "target", "accepted_clean", "success_rate", "eer_clean", "eer_attacked"]
 RACE_COLUMNS = ["round", "detector", "retrained", "condition", "group", "generator", "eer", "eer_ci_low", "eer_ci_high"]
 GROUPS = ("seen", "added", "unseen")
 COLOURS = ["#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#17becf", "#e377c2", "#bcbd22"]
@@ -79,9 +80,20 @@ def race_rows(out: Path, record: dict[str, Any], seen: list[str], retrain: list[
     return rows
 
 
-def _csv(rows: list[dict[str, Any]]) -> str:
+def attack_rows(out: Path, record: dict[str, Any]) -> list[dict[str, Any]]:
+    """The evaluation's attack conditions per round (their pooled rows of attack_metrics.csv): how the
+    retrained detectors stand against attacks that adapt to them anew every round."""
+    rows = []
+    for rnd in record["rounds"]:
+        for r in read_csv(out / rnd["run"] / "metrics" / "attack_metrics.csv"):
+            if r["generator"] == "pooled":
+                rows.append({"round": rnd["round"], **{k: r[k] for k in ATTACK_COLUMNS[1:]}})
+    return rows
+
+
+def _csv(rows: list[dict[str, Any]], columns: list[str] = RACE_COLUMNS) -> str:
     buf = io.StringIO()
-    w = csv.DictWriter(buf, RACE_COLUMNS, lineterminator="\n")
+    w = csv.DictWriter(buf, columns, lineterminator="\n")
     w.writeheader()
     for r in rows:
         w.writerow({k: ("" if math.isnan(v) else f"{v:.6f}") if isinstance(v, float) else v for k, v in r.items()})
@@ -158,7 +170,9 @@ def chart_svg(rows: list[dict[str, Any]], record: dict[str, Any], detector: str,
     return "".join(parts)
 
 
-def race_html(rows: list[dict[str, Any]], record: dict[str, Any], retrain: list[str]) -> str:
+def race_html(
+    rows: list[dict[str, Any]], record: dict[str, Any], retrain: list[str], attacks: list[dict[str, Any]]
+) -> str:
     rounds = [
         {
             "round": r["round"],
@@ -192,6 +206,15 @@ def race_html(rows: list[dict[str, Any]], record: dict[str, Any], retrain: list[
             "".join(chart_svg(rows, record, d) for d in retrain),
             "<h2>Rounds</h2>",
             html_table(rounds, columns, left=2),
+            "<h2>Attacks per round</h2><p>Each round's attack conditions, searched anew against that round's "
+            "detectors: the share of fakes the target accepts at its clean EER threshold before and after.</p>"
+            + html_table(
+                [{k: r[k] if k in ("round", "condition", "target") else num(r[k]) for k in r} for r in attacks],
+                ATTACK_COLUMNS,
+                left=3,
+            )
+            if attacks
+            else "",
             f"<h2>Round reports</h2><ul>{links}</ul>",
             "<h2>EER per round, detector and generator (clean)</h2>",
             html_table(clean, RACE_COLUMNS, left=6),
@@ -201,13 +224,17 @@ def race_html(rows: list[dict[str, Any]], record: dict[str, Any], retrain: list[
 
 
 def write_race_outputs(out: Path, record: dict[str, Any], seen: list[str], retrain: list[str]) -> None:
-    """race_metrics.csv, one race_chart-DETECTOR.svg per retrained detector, race.html, and every round's report."""
+    """race_metrics.csv, race_attacks.csv (when the evaluation attacks), one race_chart-DETECTOR.svg per
+    retrained detector, race.html, and every round's report."""
     from .report import write_report
 
     rows = race_rows(out, record, seen, retrain)
     (out / "race_metrics.csv").write_text(_csv(rows))
+    attacks = attack_rows(out, record)
+    if attacks:
+        (out / "race_attacks.csv").write_text(_csv(attacks, ATTACK_COLUMNS))
     for d in retrain:
         (out / f"race_chart-{d}.svg").write_text(chart_svg(rows, record, d) + "\n")
     for rnd in record["rounds"]:
         write_report(out / rnd["run"], False)
-    (out / "race.html").write_text(race_html(rows, record, retrain))
+    (out / "race.html").write_text(race_html(rows, record, retrain, attacks))
