@@ -93,6 +93,10 @@ def test_the_same_protocol_is_comparable(tmp_path):
             {"services.gen.info.model.weights_sha256": "v" * 64},
             f"gen: weights_sha256 differs ({'w' * 64!r} vs {'v' * 64!r})",
         ),
+        (  # a refitted calibration: the same weights, other LLRs
+            {"services.gen.info.model.metadata": {"calibration": '{"a": 0.2, "b": -0.9}'}},
+            """gen: calibration differs (None vs '{"a": 0.2, "b": -0.9}')""",
+        ),
     ],
 )
 def test_each_part_of_the_identity_is_a_named_difference(tmp_path, changes, difference):

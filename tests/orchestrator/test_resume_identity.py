@@ -220,6 +220,13 @@ def test_the_same_models_resume(fleet):
         (record(weights="b" * 64), "weights_sha256", "b" * 64, "a" * 64),
         (record(model="other"), "name", "other", "m"),
         ({"info": {}}, "name", None, "m"),
+        # A refitted calibration changes every score the detector serves, not its weights.
+        (
+            {"info": {"model": {**record()["info"]["model"], "metadata": {"calibration": '{"a": 0.2}'}}}},
+            "calibration",
+            '{"a": 0.2}',
+            None,
+        ),
     ],
 )
 def test_a_changed_model_is_refused_naming_the_key(fleet, previous, key, old, new):

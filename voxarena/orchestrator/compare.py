@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import statistics
 from pathlib import Path
+from typing import Any
 
 
 class IncomparableRuns(ValueError):
@@ -69,15 +70,32 @@ def protocol_differences(run_a: Path, run_b: Path) -> list[str]:
     return out + service_differences(a["services"], b["services"])
 
 
+def model_identity(info: dict) -> dict[str, Any]:
+    """What makes a service's answers those of one model (its GetInfo as run.json records it): name,
+    version, weights hash, and the calibration a detector's scores go through, which a refit
+    (``training --refit-calibration``) changes without touching the weights."""
+    model = info.get("model", {})
+    return {
+        "name": model.get("name"),
+        "version": model.get("version"),
+        "weights_sha256": model.get("weights_sha256"),
+        "calibration": model.get("metadata", {}).get("calibration"),
+    }
+
+
+def identity_changes(old: dict, new: dict) -> list[tuple[str, Any, Any]]:
+    """(key, old value, new value) for each part of ``model_identity`` that differs."""
+    a, b = model_identity(old), model_identity(new)
+    return [(key, a[key], b[key]) for key in a if a[key] != b[key]]
+
+
 def service_differences(a: dict, b: dict) -> list[str]:
-    """Of the services two runs both have (run.json ``services``): a different model name, version,
-    weights hash, or image id."""
+    """Of the services two runs both have (run.json ``services``): a different model identity
+    (``model_identity``) or image id."""
     out = []
     for name in sorted(set(a) & set(b)):
-        ma, mb = a[name]["info"].get("model", {}), b[name]["info"].get("model", {})
-        for key in ("name", "version", "weights_sha256"):
-            if ma.get(key) != mb.get(key):
-                out.append(f"{name}: {key} differs ({ma.get(key)!r} vs {mb.get(key)!r})")
+        for key, was, is_ in identity_changes(a[name]["info"], b[name]["info"]):
+            out.append(f"{name}: {key} differs ({was!r} vs {is_!r})")
         out += _image_difference(name, a[name].get("image"), b[name].get("image"))
     return out
 

@@ -33,6 +33,7 @@ from .clients import (
     TransformClient,
     wait_for_serving,
 )
+from .compare import identity_changes
 from .config import RunConfig, ServiceConfig, TlsConfig
 from .local_services import LocalService
 
@@ -300,14 +301,13 @@ class ServiceFleet:
                         raise RunError(f"conditions.{condition}[{k}].parameters.{key}={value!r}: {problem}")
 
     def check_unchanged(self, previous: dict[str, Any] | None) -> None:
-        """On resume, each service must be the same model as before (name, version, weights) and, when
-        launched from an image both times, the same image (its id)."""
+        """On resume, each service must be the same model as before (``compare.model_identity``: name,
+        version, weights, calibration) and, when launched from an image both times, the same image (its id)."""
         for name, rec in (previous or {}).get("services", {}).items():
             if name not in self.services:
                 continue
             now = self.services[name].record()
-            old, new = rec["info"].get("model", {}), now["info"].get("model", {})
-            changes = [(key, old.get(key), new.get(key)) for key in ("name", "version", "weights_sha256")]
+            changes = identity_changes(rec["info"], now["info"])
             old_id, new_id = (rec.get("image") or {}).get("id"), (now.get("image") or {}).get("id")
             if old_id and new_id:
                 changes.append(("image id", old_id, new_id))
