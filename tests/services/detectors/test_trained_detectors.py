@@ -63,6 +63,34 @@ def test_training_record_is_complete(name):
         assert 1 <= meta["epochs"] <= meta["epochs_run"] <= meta["hyperparameters"]["max_epochs"]
 
 
+# aasist's refit (three folds of 10 epochs) did not finish in the session that refitted rawnet2; strict,
+# so this fails once the refit lands and the mark must go.
+NOT_YET_REFITTED = {"aasist": "still on its C=1e4 calibration (issue 18): --refit-calibration refits it"}
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(d, marks=pytest.mark.xfail(strict=True, reason=NOT_YET_REFITTED[d]))
+        if d in NOT_YET_REFITTED
+        else d
+        for d in DETECTORS
+    ],
+)
+def test_calibration_is_fitted_where_the_detector_is_wrong(name):
+    """Issue 18: every committed calibration is fitted on leave-one-attack-out dev scores (one fold per
+    seen attack) with Platt's targets, so its LLRs stay within what the dev counts can support, and the
+    dev Cllr the record states is that pool's."""
+    meta = json.loads((model_of(name).weights_dir / METADATA_FILE).read_text())
+    cal = meta["calibration"]
+    assert cal["method"].endswith("Platt target smoothing")
+    assert cal["fitted_on"].startswith("leave-one-attack-out")
+    assert sorted(f["held_out"] for f in cal["loao_folds"]) == meta["seen_generators"]
+    assert cal["target_bonafide"] == pytest.approx((cal["n_bonafide"] + 1) / (cal["n_bonafide"] + 2))
+    assert cal["target_spoof"] == pytest.approx(1 / (cal["n_spoof"] + 2))
+    assert meta["dev_cllr"] == cal["dev_cllr_pooled"] and 0 < meta["dev_cllr"] < 1
+
+
 @pytest.mark.parametrize("name", DETECTORS)
 def test_same_llrs_across_two_starts_and_over_grpc(name, test_clean_clips):
     first = model_of(name)
