@@ -63,9 +63,8 @@ def test_training_record_is_complete(name):
         assert 1 <= meta["epochs"] <= meta["epochs_run"] <= meta["hyperparameters"]["max_epochs"]
 
 
-# aasist's refit (three folds of 10 epochs) did not finish in the session that refitted rawnet2; strict,
-# so this fails once the refit lands and the mark must go.
-NOT_YET_REFITTED = {"aasist": "still on its C=1e4 calibration (issue 18): --refit-calibration refits it"}
+# A detector whose refit is still to land, with why (strict: fails once it lands, so the entry must go).
+NOT_YET_REFITTED: dict[str, str] = {}
 
 
 @pytest.mark.parametrize(
