@@ -4,8 +4,10 @@ Serves ``build/wheelhouse`` over HTTP on the loopback for the duration, builds t
 image FROM ``$BASE_IMAGE`` and then every service of the catalogue (``voxarena/catalogue.py``) that has
 an image (optionally only the named ones; the "torch" profile's hf-audio-classifier only when named,
 after ``make wheelhouse-torch``), each with ``docker build --network host`` so pip reaches the
-wheelhouse. Cache keys: DEPS_DIGEST (both pyproject.toml files) and SOURCE_DIGEST (the code of the
-project's two wheels, voxarena and voxarena-sdk).
+wheelhouse. Cache keys: DEPS_DIGEST (both pyproject.toml files), SOURCE_DIGEST (the code of the
+project's two wheels, voxarena and voxarena-sdk) and, for the two slow build steps, a digest of only the
+code they run (``STEP_DIGESTS``): the converter's conversions (5 min) and kokoro's style bank (12 min)
+are redone when their own code changes, not at every commit.
 
 A service without a Dockerfile of its own is built from ``compose/service.Dockerfile`` with its
 catalogue entry as build arguments (EXTRA, DEBIAN_PACKAGES) and its CMD appended to the Dockerfile
@@ -20,6 +22,7 @@ from ``$VOXARENA_SPEECH`` (default ``../shared/data/speech``).
 from __future__ import annotations
 
 import argparse
+import ast
 import functools
 import hashlib
 import http.server
@@ -58,6 +61,76 @@ def _code_digest(*wheels: Path) -> str:
             for name in sorted(z.namelist()):
                 if ".dist-info/" not in name:
                     h.update(name.encode() + b"\0" + z.read(name) + b"\0")
+    return h.hexdigest()[:16]
+
+
+# The slow build steps, each keyed by the project code it imports (``source_closure``): a Dockerfile declares
+# the argument just before the step, after a layer that installs the current code (compose/README.md).
+STEP_DIGESTS = {
+    "CONVERT_DIGEST": "voxarena.convert",  # compose/converter.Dockerfile: every conversion
+    "KOKORO_BANK_DIGEST": "voxarena.services.generators.kokoro",  # kokoro's CLONE style bank
+}
+# The two roots of the voxarena namespace package (the project and voxarena-sdk).
+SOURCE_ROOTS = (ROOT, ROOT / "sdk" / "src")
+
+
+def _module_file(module: str) -> Path | None:
+    for root in SOURCE_ROOTS:
+        path = root.joinpath(*module.split("."))
+        for candidate in (path.with_suffix(".py"), path / "__init__.py"):
+            if candidate.is_file():
+                return candidate
+    return None
+
+
+def _imported_modules(path: Path, module: str) -> set[str]:
+    """Every module name an import in the file may load, imports inside functions included; for
+    ``from pkg import name`` both ``pkg`` and ``pkg.name`` (a name may be a submodule)."""
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_bytes(), str(path))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parent = package.split(".")
+                parent = parent[: len(parent) - node.level + 1]
+                base = ".".join(parent + ([base] if base else []))
+            names.add(base)
+            names.update(f"{base}.{alias.name}" for alias in node.names)
+    return names
+
+
+def source_closure(module: str) -> list[Path]:
+    """The project's files that ``module`` runs: its package directory whole (data files too), every
+    project module it imports at any depth, and the ``__init__.py`` of every package on the way."""
+    start = _module_file(module)
+    if start is None:
+        raise SystemExit(f"build step module {module} not found under {', '.join(map(str, SOURCE_ROOTS))}")
+    files = {f for f in start.parent.rglob("*") if f.is_file() and "__pycache__" not in f.parts}
+    package = module if start.name == "__init__.py" else module.rpartition(".")[0]
+    todo = [module] + [f"{package}.{f.stem}" for f in start.parent.glob("*.py") if f.name != "__init__.py"]
+    seen: set[str] = set()
+    while todo:
+        name = todo.pop()
+        parts = name.split(".")
+        for i in range(1, len(parts) + 1):
+            prefix = ".".join(parts[:i])
+            path = _module_file(prefix)
+            if prefix in seen or path is None:
+                continue
+            seen.add(prefix)
+            files.add(path)
+            todo.extend(n for n in _imported_modules(path, prefix) if n.startswith("voxarena"))
+    return sorted(files)
+
+
+def step_digest(module: str) -> str:
+    """sha256 of the closure's paths (relative to the checkout) and contents: stable across clones."""
+    h = hashlib.sha256()
+    for path in source_closure(module):
+        h.update(str(path.relative_to(ROOT)).encode() + b"\0" + path.read_bytes() + b"\0")
     return h.hexdigest()[:16]
 
 
@@ -167,6 +240,7 @@ def main(argv: list[str] | None = None) -> None:
             "WHEELHOUSE_URL": url,
             "DEPS_DIGEST": _digest(ROOT / "pyproject.toml", ROOT / "sdk" / "pyproject.toml"),
             "SOURCE_DIGEST": _code_digest(*wheels),
+            **{arg: step_digest(module) for arg, module in STEP_DIGESTS.items()},
         }
         seconds = _build(
             args.runtime_image, "compose/runtime.Dockerfile", {"BASE_IMAGE": args.base_image, "WHEELHOUSE_URL": url}

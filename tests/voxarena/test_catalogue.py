@@ -194,3 +194,57 @@ def test_the_readme_services_table_lists_exactly_the_catalogued_services():
         assert link == f"{svc.module.replace('.', '/')}/README.md", name
         assert row[1] == svc.role, name
         assert ("non-free" in row[-1]) == (svc.compose_profile == "nonfree"), f"{name}: licence note"
+
+
+# ------------------------------------------------------------------------- slow build steps' cache keys
+STEP_DOCKERFILES = {
+    "CONVERT_DIGEST": (REPO / "compose" / "converter.Dockerfile", "python -m voxarena.convert "),
+    "KOKORO_BANK_DIGEST": (REPO / "voxarena/services/generators/kokoro/Dockerfile", "--build-bank"),
+}
+
+
+def test_every_slow_step_is_keyed_by_its_digest_and_installs_the_code_it_was_keyed_on():
+    build_images = build_images_module()
+    assert set(build_images.STEP_DIGESTS) == set(STEP_DOCKERFILES)
+    for arg, (dockerfile, step) in STEP_DOCKERFILES.items():
+        ops = instructions(dockerfile)
+        declared = [i for i, (op, rest) in enumerate(ops) if op == "ARG" and rest.split("=")[0] == arg]
+        assert declared, f"{dockerfile.name} does not declare ARG {arg}"
+        run = next(rest for op, rest in ops[declared[0] :] if op == "RUN")
+        # the step's layer installs the code of this build, so the digest and the code it ran agree
+        assert "--no-deps --force-reinstall voxarena voxarena-sdk" in run, dockerfile.name
+        assert step in run, dockerfile.name
+        # and no earlier step runs it (it would be keyed by the dependencies alone)
+        assert not any(step in rest for op, rest in ops[: declared[0]] if op == "RUN"), dockerfile.name
+
+
+def test_a_step_closure_follows_imports_at_any_depth_and_inside_functions():
+    build_images = build_images_module()
+    convert = {str(p.relative_to(REPO)) for p in build_images.source_closure("voxarena.convert")}
+    # imported inside functions: the conversions are checked against the serving code
+    assert {"voxarena/scorers/mos_distill.py", "voxarena/services/generators/hifigan/mel.py"} <= convert
+    assert {"voxarena/converted.py", "voxarena/hashing.py", "voxarena/convert/requirements.txt"} <= convert
+    assert not [p for p in convert if p.startswith(("voxarena/orchestrator/", "voxarena/services/detectors/"))]
+    kokoro = {str(p.relative_to(REPO)) for p in build_images.source_closure("voxarena.services.generators.kokoro")}
+    # through the SDK (another source root) and a relative import of the package's own modules
+    assert {"sdk/src/voxarena/sdk/vocoding.py", "voxarena/services/generators/kokoro/style_space.py"} <= kokoro
+
+
+def test_a_step_digest_changes_with_its_code_and_only_with_it(tmp_path, monkeypatch):
+    build_images = build_images_module()
+    pkg = tmp_path / "voxarena" / "step"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "run.py").write_text("def main():\n    from ..deep import value\n    return value\n")
+    (tmp_path / "voxarena" / "deep.py").write_text("from voxarena.deeper import x\nvalue = x\n")
+    (tmp_path / "voxarena" / "deeper.py").write_text("x = 1\n")
+    (tmp_path / "voxarena" / "elsewhere.py").write_text("y = 1\n")
+    monkeypatch.setattr(build_images, "ROOT", tmp_path)
+    monkeypatch.setattr(build_images, "SOURCE_ROOTS", (tmp_path,))
+    first = build_images.step_digest("voxarena.step")
+    (tmp_path / "voxarena" / "elsewhere.py").write_text("y = 2\n")
+    assert build_images.step_digest("voxarena.step") == first
+    (tmp_path / "voxarena" / "deeper.py").write_text("x = 2\n")
+    assert build_images.step_digest("voxarena.step") != first
+    with pytest.raises(SystemExit, match="voxarena.nowhere"):
+        build_images.step_digest("voxarena.nowhere")
