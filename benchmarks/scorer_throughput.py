@@ -189,7 +189,11 @@ def metric_costs(clips, warm) -> dict[str, float]:
     in the scorer, PESQ in its one child process), so on an idle machine wall time is CPU time. Shared
     by-products count for the first metric that needs them (``wer`` carries the ASR that ``cer`` reuses).
     ``warm`` (a clip whose reference is none of theirs) loads the models first, outside the timing."""
+    from threadpoolctl import threadpool_limits  # OpenBLAS on one thread, as in the scorer (its __main__)
+
     from voxarena.scorers.registry import ClipInputs, get_metric
+
+    threadpool_limits(1)
 
     def inputs(cid, gen, ref, text) -> ClipInputs:
         return ClipInputs(cid, gen, text, speaker_reference=ref, source_reference=ref, reference_aligned=True)

@@ -74,6 +74,49 @@ def test_reference_cache_is_bounded_by_bytes():
     assert cache.nbytes == 0
 
 
+def test_reference_cache_computes_a_key_once_for_concurrent_callers():
+    """Clip workers holding two generators' clips of one reference compute its features once; the waiting
+    caller gets the same value, or the same error."""
+    import threading
+    import time
+    from concurrent.futures import ThreadPoolExecutor
+
+    cache, calls, started, release = ReferenceCache(), [], threading.Event(), threading.Event()
+
+    def slow(c):
+        calls.append(1)
+        started.set()
+        release.wait(10)
+        return np.arange(3.0)
+
+    clip = AudioClip(np.full(10, 7, np.int16), 16000)
+    with ThreadPoolExecutor(4) as pool:
+        first = pool.submit(cache.get, "f", clip, slow)
+        started.wait(10)
+        others = [pool.submit(cache.get, "f", clip, slow) for _ in range(3)]
+        time.sleep(0.3)  # the others reach the cache while the first computes (without the wait: 4 calls)
+        release.set()
+        values = [f.result(10) for f in [first, *others]]
+    assert len(calls) == 1 and all(v is values[0] for v in values)
+
+    def broken(c):
+        started.set()
+        release.wait(10)
+        raise MetricInputError("no features")
+
+    started.clear(), release.clear()
+    other = AudioClip(np.full(10, 8, np.int16), 16000)
+    with ThreadPoolExecutor(2) as pool:
+        first = pool.submit(cache.get, "f", other, broken)
+        started.wait(10)
+        second = pool.submit(cache.get, "f", other, broken)
+        release.set()
+        for f in (first, second):
+            with pytest.raises(MetricInputError, match="no features"):
+                f.result(10)
+    assert cache.get("f", other, lambda c: np.ones(2)).tolist() == [1.0, 1.0]  # a failure is not kept
+
+
 @pytest.mark.parametrize("extended", [False, True])
 def test_chunked_stoi_is_pystoi(speech_20s, monkeypatch, extended):
     """Segments taken 300 at a time (a 20 s clip has about 1500): pystoi's value, up to summation order

@@ -91,6 +91,9 @@ class _AsrErrorRate(Metric):
     unit: str = "words"
     needs = ("text",)
 
+    def warm(self) -> None:
+        transcriber()
+
     def _counts(self, clip: ClipInputs) -> tuple[Any, str, str]:
         """(jiwer's alignment output with the counts, normalised reference, normalised hypothesis)."""
         import jiwer

@@ -152,6 +152,9 @@ class MosDistill(Metric):
                 self._model = DistillMosOnnx(load_converted(MODEL_NAME).path(ONNX_FILE))
             return self._model
 
+    def warm(self) -> None:
+        self.model()
+
     def measure(self, clip: ClipInputs) -> Measurement:
         mos, windows = self.model().mos(clip.audio.as_float32(), clip.audio.sample_rate)
         return {"mos_distill.mos": mos, "mos_distill.windows": float(windows)}, {}

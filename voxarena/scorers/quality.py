@@ -163,6 +163,9 @@ class Dnsmos(Metric):
     description = "DNSMOS P.835 OVRL (headline), SIG, BAK and P.808 MOS (speechmos ONNX models, 16 kHz)."
     columns = ("dnsmos", "dnsmos_sig", "dnsmos_bak", "dnsmos_p808")
 
+    def warm(self) -> None:
+        model()
+
     def measure(self, clip: ClipInputs) -> Measurement:
         x = resample(clip.audio.samples, clip.audio.sample_rate, 16000).clip(-1.0, 1.0)
         out = model()(x.astype(np.float32), 16000)

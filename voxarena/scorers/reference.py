@@ -81,6 +81,10 @@ def _end_with_parent(parent: int) -> None:
     threading.Thread(target=watch, name="end-with-scorer", daemon=True).start()
 
 
+def _load_pesq() -> None:
+    import pesq  # noqa: F401
+
+
 def _pesq_in_child(rate: int, ref: np.ndarray, gen: np.ndarray, mode: str) -> float:
     from pesq import pesq
 
@@ -96,20 +100,36 @@ class IsolatedPesq:
         self._lock = threading.Lock()
         self._pool: ProcessPoolExecutor | None = None
 
+    def _started(self) -> ProcessPoolExecutor:
+        if self._pool is None:  # spawn: forking a process that runs grpc threads is unsafe
+            self._pool = ProcessPoolExecutor(
+                1,
+                mp_context=multiprocessing.get_context("spawn"),
+                initializer=_end_with_parent,
+                initargs=(os.getpid(),),
+            )
+        return self._pool
+
+    def _broken(self, pool: ProcessPoolExecutor) -> None:
+        pool.shutdown(wait=False)
+        self._pool = None
+
+    def start(self) -> None:
+        """Start the child and load pesq there (a second or two), before the first clip needs it."""
+        with self._lock:
+            pool = self._started()
+            try:
+                pool.submit(_load_pesq).result()
+            except BrokenProcessPool:
+                self._broken(pool)
+
     def __call__(self, rate: int, ref: np.ndarray, gen: np.ndarray, mode: str) -> float:
         with self._lock:
-            if self._pool is None:  # spawn: forking a process that runs grpc threads is unsafe
-                self._pool = ProcessPoolExecutor(
-                    1,
-                    mp_context=multiprocessing.get_context("spawn"),
-                    initializer=_end_with_parent,
-                    initargs=(os.getpid(),),
-                )
+            pool = self._started()
             try:
-                return self._pool.submit(_pesq_in_child, rate, ref, gen, mode).result()
+                return pool.submit(_pesq_in_child, rate, ref, gen, mode).result()
             except BrokenProcessPool:
-                self._pool.shutdown(wait=False)
-                self._pool = None
+                self._broken(pool)
         raise MetricInputError(
             "the pesq library crashed on this clip (it does on long or choppy clips: P.862 is defined for 8-20 s)"
         )
@@ -127,6 +147,9 @@ class Pesq(Metric):
     def __init__(self) -> None:
         super().__init__()
         self._pesq = IsolatedPesq()
+
+    def warm(self) -> None:
+        self._pesq.start()
 
     def measure(self, clip: ClipInputs) -> Measurement:
         from pesq import PesqError
@@ -288,14 +311,15 @@ def mcd_frames(clip: AudioClip) -> int:
 
 
 def mel_cepstra(x: np.ndarray, fs: int = 16000) -> np.ndarray:
-    import pysptk
     import pyworld as pw
+
+    from .sptk import sp2mc
 
     x = x.astype(np.float64)
     f0, t = pw.dio(x, fs, frame_period=MCD_FRAME_MS)
     f0 = pw.stonemask(x, f0, t, fs)
     sp = pw.cheaptrick(x, f0, t, fs)
-    return pysptk.sp2mc(sp, MCD_ORDER, MCD_ALPHA)
+    return sp2mc(sp, MCD_ORDER, MCD_ALPHA)  # pysptk.sp2mc's numbers, faster (voxarena.scorers.sptk)
 
 
 class MelCepstralDistortion(Metric):
@@ -308,6 +332,12 @@ class MelCepstralDistortion(Metric):
         f"{MCD_MAX_DTW_CELLS:.0e} frame pairs (two clips of about 31 s each) is refused: DTW memory."
     )
     needs = ("source_reference",)
+
+    def warm(self) -> None:
+        import librosa  # noqa: F401
+        import pyworld  # noqa: F401
+
+        from . import sptk  # noqa: F401  (compiles sp2mc's loop)
 
     def measure(self, clip: ClipInputs) -> Measurement:
         import librosa

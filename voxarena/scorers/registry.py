@@ -13,6 +13,7 @@ import importlib
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeVar
 
@@ -63,22 +64,40 @@ class ReferenceCache:
     def __init__(self, size: int = 4096, max_bytes: int = 256 << 20) -> None:
         self._lock = threading.Lock()
         self._data: OrderedDict[tuple[str, str], Any] = OrderedDict()
+        self._pending: dict[tuple[str, str], Future] = {}
         self.size, self.max_bytes = size, max_bytes
         self._bytes = 0
 
     def get(self, what: str, clip: AudioClip, compute: Callable[[AudioClip], _T]) -> _T:
+        """The cached value, or ``compute(clip)`` stored. Calls for one key at once compute it once, the
+        others wait for its value (or its error): the clip workers often hold clips of the same reference
+        at once (a batch's generators of one item)."""
         key = (what, hashlib.sha256(clip.samples.tobytes() + str(clip.sample_rate).encode()).hexdigest())
         with self._lock:
             if key in self._data:
                 self._data.move_to_end(key)
                 return self._data[key]
-        value = compute(clip)
+            pending = self._pending.get(key)
+            if pending is not None:
+                waiting = True
+            else:
+                waiting, pending = False, self._pending.setdefault(key, Future())
+        if waiting:
+            return pending.result()
+        try:
+            value = compute(clip)
+        except BaseException as e:
+            with self._lock:
+                del self._pending[key]
+            pending.set_exception(e)
+            raise
         with self._lock:
-            if key not in self._data:
-                self._data[key] = value
-                self._bytes += _nbytes(value)
+            del self._pending[key]
+            self._data[key] = value
+            self._bytes += _nbytes(value)
             while self._data and (len(self._data) > self.size or self._bytes > self.max_bytes):
                 self._bytes -= _nbytes(self._data.popitem(last=False)[1])
+        pending.set_result(value)
         return value
 
     @property
@@ -125,6 +144,11 @@ class Metric(abc.ABC):
     @classmethod
     def output_columns(cls) -> tuple[str, ...]:
         return cls.columns or (cls.name,)
+
+    def warm(self) -> None:
+        """Load the models and compiled code the metric needs (the scorer does it for every metric of its
+        first request, side by side on its clip workers). May raise: the clips then say why."""
+        return None  # most metrics load nothing
 
     @abc.abstractmethod
     def measure(self, clip: ClipInputs) -> Measurement:

@@ -65,6 +65,12 @@ class ResemblyzerSIM(Metric):
     )
     needs = ("speaker_reference",)
 
+    def warm(self) -> None:
+        from .ge2e import audio_module
+
+        encoder()
+        audio_module()  # Resemblyzer's preprocessing (webrtcvad, librosa)
+
     def measure(self, clip: ClipInputs) -> Measurement:
         if clip.speaker_reference is None:
             raise MetricInputError("no speaker reference audio")
