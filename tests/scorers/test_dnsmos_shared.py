@@ -83,3 +83,41 @@ def test_one_window_runs_the_model_whole(model, speech_35s):
 def test_other_rates_are_refused(model):
     with pytest.raises(ValueError, match="16 kHz"):
         model(np.zeros(22050 * 10, np.float32), 22050)
+
+
+def test_one_window_option_scores_the_tiled_clip_cut_at_one_window(model, speech_35s, monkeypatch):
+    """``one-window`` (an explicit option, not the reference): a clip under 9.01 s scores as speechmos
+    scores that clip tiled and cut at 9.01 s; longer clips as the reference; the fingerprint says which."""
+    from speechmos import dnsmos
+
+    from voxarena.codec import AudioClip
+    from voxarena.scorers.registry import ClipInputs, get_metric
+
+    metric, length = get_metric("dnsmos"), int(quality.INPUT_LENGTH * 16000)
+
+    def scores(x: np.ndarray) -> dict[str, float]:
+        return metric.measure(ClipInputs("c", AudioClip(x, 16000)))[0]
+
+    short, long = speech_35s[: int(3.3 * 16000)], speech_35s[: int(12.5 * 16000)]
+    reference_short, reference_long = scores(short), scores(long)
+    assert "dnsmos_local.py" in metric.fingerprint()["dnsmos.short_clips"]
+    monkeypatch.setenv(quality.SHORT_CLIPS_ENV, "one-window")
+    assert metric.fingerprint()["dnsmos.short_clips"].startswith("one-window v1")
+    tiled = np.tile(short, 3)[:length]  # 3.3 s -> 9.9 s, cut at 9.01 s
+    theirs = dnsmos.run(tiled, sr=16000)
+    ours = scores(short)
+    for key, col in (("ovrl_mos", "dnsmos.ovrl"), ("sig_mos", "dnsmos.sig"), ("p808_mos", "dnsmos.p808")):
+        assert ours[col] == pytest.approx(theirs[key], abs=1e-6), key
+    assert ours != reference_short  # a different number: hence the option and its fingerprint
+    assert scores(long) == reference_long
+
+
+def test_an_unknown_short_clip_mode_is_refused(monkeypatch, capsys):
+    from voxarena.scorers.service import main
+
+    monkeypatch.setenv(quality.SHORT_CLIPS_ENV, "fast")
+    with pytest.raises(ValueError, match="VOXARENA_DNSMOS_SHORT_CLIPS='fast' is not a DNSMOS short-clip mode"):
+        quality.short_clips_mode()
+    with pytest.raises(SystemExit):
+        main(["--dnsmos-short-clips", "one_window"])
+    assert "choose one of windows, one-window" in capsys.readouterr().err

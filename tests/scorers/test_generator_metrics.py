@@ -63,6 +63,15 @@ def test_whisper_on_real_speech(speech_dir):
     assert "asr.model_sha256" in asr.asr_fingerprint()
 
 
+def test_a_forced_ctranslate2_isa_is_in_the_fingerprint(monkeypatch):
+    """CTranslate2's kernels change Whisper's words (AVX512 forced here: other words on some clips), so a
+    forced choice is part of the numbers; the default adds nothing, keeping earlier runs' fingerprints."""
+    monkeypatch.delenv("CT2_FORCE_CPU_ISA", raising=False)
+    assert "asr.cpu_isa" not in asr.asr_fingerprint()
+    monkeypatch.setenv("CT2_FORCE_CPU_ISA", "AVX512")
+    assert asr.asr_fingerprint()["asr.cpu_isa"] == "CT2_FORCE_CPU_ISA=AVX512"
+
+
 @pytest.mark.slow
 def test_speaker_similarity_same_vs_other_speaker(speech_dir):
     other = sorted((speech_dir / "LibriSpeech" / "test-other").iterdir())

@@ -24,6 +24,7 @@ from voxarena.stats import composite, detection, i2d
 from voxarena.stats.bootstrap import cluster_intervals
 from voxarena.v1 import common_pb2, scorer_pb2, scorer_pb2_grpc
 
+from .quality import SHORT_CLIPS, SHORT_CLIPS_ENV
 from .registry import REGISTRY, ClipInputs, Metric, MetricInputError, UnknownMetric, get_metric, metric_class
 
 log = logging.getLogger("voxarena.scorer")
@@ -461,9 +462,18 @@ def main(argv: list[str] | None = None) -> None:
         default=int(os.environ.get("VOXARENA_CLIP_WORKERS", "0")),
         help="clips measured at once, over all calls (or $VOXARENA_CLIP_WORKERS; default 0: the usable cores)",
     )
+    parser.add_argument(
+        "--dnsmos-short-clips",
+        default=os.environ.get(SHORT_CLIPS_ENV, "windows"),
+        help=f"DNSMOS of clips under 9.01 s: 'windows' (dnsmos_local.py's, the default) or 'one-window' (faster, "
+        f"not the reference's numbers; the fingerprint says so: voxarena/scorers/quality.py) (or ${SHORT_CLIPS_ENV})",
+    )
     args = parser.parse_args(argv)
     if args.clip_workers < 0:
         parser.error(f"--clip-workers must be 0 (the usable cores) or more, not {args.clip_workers}")
+    if args.dnsmos_short_clips not in SHORT_CLIPS:
+        parser.error(f"--dnsmos-short-clips {args.dnsmos_short_clips!r}: choose one of {', '.join(SHORT_CLIPS)}")
+    os.environ[SHORT_CLIPS_ENV] = args.dnsmos_short_clips  # the metric and its fingerprint read it
     logging.basicConfig(
         level=args.log_level.upper(), stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
