@@ -11,7 +11,9 @@ Metrics: wer, cer, sim, dnsmos, pesq, stoi, psnr, ssim, ls_mse, mcd.
 Naive: one loop over clips, each metric computed by calling the library directly (models loaded once,
 library defaults, every input resampled and analysed again for each metric that needs it).
 Scorer: the scorer service as a local process, batches of 8 clips, two batches in flight.
-Prints both wall times, their ratio (target >= 3x) and audio seconds scored per wall-clock second.
+The scorer runs twice: with every metric as defined, then with ``--dnsmos-short-clips one-window``
+(voxarena/scorers/quality.py). Prints the wall times, their ratios to the naive script (target >= 3x)
+and audio seconds scored per wall-clock second.
 
 Measured 2026-12-03 on the idle 2-core machine, 42 clips (313.8 s of audio): naive 103.5 s; the scorer
 59.9 s (1.73x) before DNSMOS windows shared their convolutions, 51.4 s (2.01x) after. The 1.7-1.9x
@@ -31,17 +33,20 @@ the second bound needs a definition change (README, issue 15). The bounds hold o
 under other load the naive script's wall time grows and CPU seconds hardly do. It also prints the
 scorer's own CPU seconds (its PESQ child apart) and how many cores it kept busy.
 
-Measured 2026-12-05 on the idle 2-core machine (an Intel Xeon), 42 clips: naive 90.8 s, scorer 44.4 s
-(2.04x; 2.00-2.07x over three runs). Per clip, one at a time: Whisper 0.445 s, DNSMOS 0.342, MCD 0.345
-(of it sp2mc's per-frame loop about 0.1 and WORLD's analysis about 0.1), PESQ 0.101, SIM 0.053, STOI
-0.046, the rest under 0.011: 1.35 s, so the bounds are 5.37x (Whisper and DNSMOS) and **3.15x (every
-metric)**. The scorer burned 74.3 CPU s for those 42 x 1.35 = 57 s of work plus about 3.5 s of model
-loading (a 1-clip run: 5.0 CPU s), 1.67 cores busy on average. The extra 14 CPU s are the price of two
-clips at once on these two cores, not of the GIL or the scorer: two scorer processes, one clip each at
-a time, took the same 74.8 CPU s (41.6 s wall); one batch of 1 clip per request instead of 8 saved
-2 s of a tail. So even a perfectly busy scorer lands near 74 / 2 = 37 s, about 2.5x: the 3x target
-needs less work per clip than the definitions take (e.g. an unpadded ASR window as an explicit,
-versioned option), which is not built.
+Measured 2026-12-05 on the idle 2-core machine (an Intel Xeon), 42 clips, before the changes below:
+naive 90.8 s, scorer 44.4 s (2.04x); it burned 74.3 CPU s for 57 s of one-at-a-time metric work: two
+clips at once cost 30% more CPU each. That was numpy's OpenBLAS: a thread per core that sped no metric
+up and spun while idle (one clip at a time, Whisper 6.2 CPU s for 5.0 s of wall time, DNSMOS 6.3 for
+4.8; with one thread 4.7 and 4.3), taking the other clip's core. The scorer now runs OpenBLAS on one
+thread, its clips on one pool of workers (the usable cores) shared by every call (batches of 8, 8, 8,
+8, 8 and 2 on two gRPC threads had left a core idle for the tail), loads the first request's models
+side by side, computes a reference's features once for concurrent callers, and runs MCD's sp2mc loop
+compiled (bit-identical). Same day, after (two runs; the host was slower than in the morning, the naive
+script 100.4 and 101.6 s): the scorer 34.5 and 35.0 s (2.91x, 2.90x) with every metric as defined,
+59.8 CPU s, 1.71 cores busy, peak RSS 1.5 GB; with ``--dnsmos-short-clips one-window``, the one
+explicit option that departs from a reference (DNSMOS of clips under 9.01 s on one window, named in the
+fingerprint), 30.3 and 30.6 s: **3.32x**. The bounds printed below now hold for the scorer as it runs:
+its CPU is the one-at-a-time work plus model loading.
 """
 
 from __future__ import annotations
