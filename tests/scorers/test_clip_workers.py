@@ -121,3 +121,19 @@ def test_clip_workers_must_not_be_negative(capsys):
     with pytest.raises(SystemExit):
         main(["--clip-workers", "-1"])
     assert "--clip-workers must be 0" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "cpu_max, expected",
+    [("max 100000", None), ("50000 100000", 1), ("150000 100000", 2), ("100000000 100000", None), ("junk", None)],
+)
+def test_usable_cores_follow_the_cgroup_quota(tmp_path, cpu_max, expected):
+    import os
+
+    from voxarena.scorers.service import usable_cores
+
+    path = tmp_path / "cpu.max"
+    path.write_text(cpu_max + "\n")
+    affinity = len(os.sched_getaffinity(0))
+    assert usable_cores(str(path)) == min(expected or affinity, affinity)
+    assert usable_cores(str(tmp_path / "absent")) == affinity

@@ -135,11 +135,12 @@ def fingerprint(metric_names: Iterable[str]) -> dict[str, str]:
     return fp
 
 
-def usable_cores() -> int:
+def usable_cores(cpu_max: str = "/sys/fs/cgroup/cpu.max") -> int:
     """CPUs this process may run on, within its cgroup's CPU quota (a container's --cpus) if it has one."""
     cores = len(os.sched_getaffinity(0))
     try:
-        quota, period = open("/sys/fs/cgroup/cpu.max").read().split()
+        with open(cpu_max) as f:
+            quota, period = f.read().split()
         if quota != "max":
             cores = min(cores, max(1, math.ceil(int(quota) / int(period))))
     except (OSError, ValueError):
