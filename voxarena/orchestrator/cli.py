@@ -13,6 +13,7 @@ from pathlib import Path
 
 import typer
 
+from . import ctrl_c
 from .cli_datasets import datasets_app
 from .cli_offline import composite_app, metrics_app
 from .cli_output import console, err, fail
@@ -68,6 +69,7 @@ def run(
     Exit code 0 when complete; 2 when the run cannot be done (config, dataset, services, run directory);
     3 when it ends incomplete and a rerun retries (transient failures, or the scorer failed while computing the
     metrics); 4 with permanent failures only. A shard is complete without metrics."""
+    ctrl_c.install()
     try:
         part = Shard.parse(shard) if shard is not None else None
         cfg = load_config(config, {"protocol.seed": seed, "dataset.max_items": max_items, "dataset.root": data_root})

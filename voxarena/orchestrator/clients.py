@@ -16,6 +16,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from voxarena.transport import PLAINTEXT, ClientSecurity
 from voxarena.v1 import common_pb2, detector_pb2_grpc, generator_pb2_grpc, scorer_pb2_grpc, transform_pb2_grpc
 
+from . import ctrl_c
 from .outage import Outage
 
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024
@@ -53,6 +54,7 @@ def wait_for_serving(
     last = "no answer"
     try:
         while time.monotonic() < deadline:
+            ctrl_c.check()
             if process is not None and process.poll() is not None:
                 tail = log_tail() if log_tail else ""
                 raise ServiceStartError(f"{name}: process exited with code {process.returncode} while loading:\n{tail}")

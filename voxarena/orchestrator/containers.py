@@ -39,6 +39,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from voxarena.transport import PLAINTEXT, ClientSecurity
 
+from . import ctrl_c
 from .clients import ServiceStartError, channel
 from .container_reaper import LAUNCHED_BY, LAUNCHER, OWNER, remove_owned
 from .service_config import MODEL_DIR_MOUNT, ContainerConfig
@@ -219,6 +220,7 @@ class ImageService:
         last, ch = "no address yet", None
         try:
             while True:
+                ctrl_c.check()
                 self.container.reload()
                 state = self.container.attrs["State"]
                 if state["Status"] in ("exited", "dead"):

@@ -18,6 +18,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 
 from voxarena.v1 import detector_pb2
 
+from . import ctrl_c
 from .clips import Clip
 from .config import RunConfig
 from .failures import Failure, failure_kind, settled
@@ -166,6 +167,7 @@ class Dispatcher:
                 outstanding.add(self.gen_pools[job.generator].submit(self.generate, job))
         while outstanding:
             finished, outstanding = wait(outstanding, return_when=FIRST_COMPLETED)
+            ctrl_c.check()
             for fut in finished:
                 outstanding.update(self._generated(fut.result()))
         batchers = [*self.detections.values(), self.measurements]

@@ -19,6 +19,7 @@ from pathlib import Path
 from voxarena.catalogue import local_modules
 from voxarena.lifecycle import PARENT_ENV, PORT_ANNOUNCEMENT
 
+from . import ctrl_c
 from .clients import ServiceStartError, wait_for_serving
 
 # Every catalogued service and test double by name -> python module. A config may name any other module.
@@ -97,6 +98,7 @@ class LocalService:
         threading.Thread(target=read_port, daemon=True).start()
         deadline = time.monotonic() + timeout
         while not port:
+            ctrl_c.check()
             if self.proc.poll() is not None:
                 raise ServiceStartError(
                     f"{self.name}: process exited with code {self.proc.returncode} before "
