@@ -48,10 +48,10 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from voxarena.orchestrator.channel import apply_condition, condition_seed  # noqa: E402
-from voxarena.orchestrator.clients import MAX_MESSAGE_BYTES  # noqa: E402
-from voxarena.orchestrator.clips import read_clip  # noqa: E402
-from voxarena.orchestrator.config import ChannelStep  # noqa: E402
+from voxarena.orchestrator.fleet.clients import MAX_MESSAGE_BYTES  # noqa: E402
+from voxarena.orchestrator.run.channel import apply_condition, condition_seed  # noqa: E402
+from voxarena.orchestrator.run.config import ChannelStep  # noqa: E402
+from voxarena.orchestrator.store.clips import read_clip  # noqa: E402
 from voxarena.v1 import scorer_pb2  # noqa: E402
 
 TABLES = ("manifest", "generations", "detections", "degradations", "measurements")
@@ -544,7 +544,7 @@ def print_plan(m: Measured, t: Target, k: Costs, replicas: list[int], shards: li
     request = volumes(m, t)["DetectionMetrics request bytes"]
     if request > MAX_MESSAGE_BYTES:
         print(f"warning: the metrics' one DetectionMetrics request would be {human_bytes(request)}, over the "
-              f"{human_bytes(MAX_MESSAGE_BYTES)} gRPC message limit (voxarena.orchestrator.clients)")  # fmt: skip
+              f"{human_bytes(MAX_MESSAGE_BYTES)} gRPC message limit (voxarena.orchestrator.fleet.clients)")  # fmt: skip
 
 
 def ints(text: str) -> list[int]:

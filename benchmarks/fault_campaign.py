@@ -54,9 +54,9 @@ sys.path.insert(0, str(REPO))
 
 from voxarena.conformance.session import Conformance, Session, speech_like  # noqa: E402
 from voxarena.lifecycle import PARENT_ENV  # noqa: E402
-from voxarena.orchestrator.clients import ServiceStartError, wait_for_serving  # noqa: E402
-from voxarena.orchestrator.run_store import read_jsonl  # noqa: E402
-from voxarena.orchestrator.status import run_status  # noqa: E402
+from voxarena.orchestrator.fleet.clients import ServiceStartError, wait_for_serving  # noqa: E402
+from voxarena.orchestrator.run.status import run_status  # noqa: E402
+from voxarena.orchestrator.store.run_store import read_jsonl  # noqa: E402
 
 SERVICES = {  # config name -> (role, module)
     "dummy-generator": ("generators", "voxarena.services.testing.dummy_generator"),

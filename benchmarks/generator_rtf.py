@@ -25,8 +25,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from voxarena.codec import AudioClip, decode_audio, encode_audio, read_audio_file  # noqa: E402
-from voxarena.orchestrator.clients import GeneratorClient  # noqa: E402
-from voxarena.orchestrator.local_services import KNOWN_SERVICES, LocalService  # noqa: E402
+from voxarena.orchestrator.fleet.clients import GeneratorClient  # noqa: E402
+from voxarena.orchestrator.fleet.local_services import KNOWN_SERVICES, LocalService  # noqa: E402
 from voxarena.sdk.model import SynthesisRequest  # noqa: E402
 from voxarena.v1 import generator_pb2  # noqa: E402
 

@@ -22,8 +22,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from voxarena.orchestrator.config import load_config  # noqa: E402
-from voxarena.orchestrator.pipeline import Arena  # noqa: E402
+from voxarena.orchestrator.run.config import load_config  # noqa: E402
+from voxarena.orchestrator.run.pipeline import Arena  # noqa: E402
 
 
 def main() -> None:

@@ -47,9 +47,9 @@ import yaml
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from voxarena.orchestrator.config import load_config  # noqa: E402
-from voxarena.orchestrator.pipeline import Arena  # noqa: E402
-from voxarena.orchestrator.run_store import JsonlTable  # noqa: E402
+from voxarena.orchestrator.run.config import load_config  # noqa: E402
+from voxarena.orchestrator.run.pipeline import Arena  # noqa: E402
+from voxarena.orchestrator.store.run_store import JsonlTable  # noqa: E402
 
 
 def make_dataset(root: Path, n: int) -> Path:
@@ -179,7 +179,7 @@ import sys, time
 def peak_mb():  # VmHWM: this process alone (ru_maxrss keeps the parent's peak across fork + exec)
     return next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmHWM:")) // 1024
 sys.path.insert(0, {repo!r})
-from voxarena.orchestrator.run_store import RunStore
+from voxarena.orchestrator.store.run_store import RunStore
 t0 = time.perf_counter()
 store = RunStore(__import__("pathlib").Path({run!r}))
 t = time.perf_counter() - t0
@@ -208,7 +208,7 @@ import sys
 def peak_mb():  # VmHWM: this process alone (ru_maxrss keeps the parent's peak across fork + exec)
     return next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmHWM:")) // 1024
 sys.path.insert(0, {repo!r})
-import voxarena.orchestrator.run_store
+import voxarena.orchestrator.store.run_store
 print(0, 0, peak_mb())
 """
 

@@ -57,7 +57,7 @@ def _seconds(stamp: str) -> float:
 WARM_UP = """
 import socket, numpy as np
 from voxarena.codec import AudioClip, encode_audio
-from voxarena.orchestrator.clients import channel
+from voxarena.orchestrator.fleet.clients import channel
 from voxarena.v1 import generator_pb2, generator_pb2_grpc
 clip = encode_audio(AudioClip((0.1 * np.sin(np.arange(32000) * 0.05)).astype(np.float32), 16000))
 for ip in sorted({a[4][0] for a in socket.getaddrinfo("griffin-lim", 50051)}):

@@ -65,8 +65,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from voxarena.codec import AudioClip, encode_audio, read_audio_file  # noqa: E402
-from voxarena.orchestrator.clients import ScorerClient  # noqa: E402
-from voxarena.orchestrator.local_services import LocalService  # noqa: E402
+from voxarena.orchestrator.fleet.clients import ScorerClient  # noqa: E402
+from voxarena.orchestrator.fleet.local_services import LocalService  # noqa: E402
 from voxarena.v1 import scorer_pb2  # noqa: E402
 
 SPEECH = Path(os.environ.get("VOXARENA_SPEECH", REPO.parent / "shared" / "data" / "speech"))

@@ -157,8 +157,8 @@ def _read_csv(path: Path) -> list[dict]:
 
 
 def _run_arena(config: Path, out: Path, **kw) -> dict:
-    from voxarena.orchestrator.config import load_config
-    from voxarena.orchestrator.pipeline import Arena
+    from voxarena.orchestrator.run.config import load_config
+    from voxarena.orchestrator.run.pipeline import Arena
 
     return Arena(load_config(config), out, config_file=config, progress=False, **kw).run()
 

@@ -1,6 +1,6 @@
 """The service catalogue: every service VoxArena ships, its identity written once.
 
-Read by local mode (``voxarena.orchestrator.local_services``: name -> module), by ``compose/build_images.py``
+Read by local mode (``voxarena.orchestrator.fleet.local_services``: name -> module), by ``compose/build_images.py``
 (which image, which Dockerfile, which extra, Debian packages and converted model) and by the Makefile's
 wheelhouse (``python -m voxarena.catalogue extras``: the extras of the images). ``docker-compose.yml``,
 each own Dockerfile, the pyproject extras and install profiles and the README's services table are

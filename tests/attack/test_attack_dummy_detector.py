@@ -14,7 +14,7 @@ from voxarena.attack.__main__ import main
 from voxarena.attack.client import DetectorScore
 from voxarena.attack.search import AttackQueryError
 from voxarena.codec import clip_to_wav_bytes, read_audio_file
-from voxarena.orchestrator.clients import DetectorClient
+from voxarena.orchestrator.fleet.clients import DetectorClient
 from voxarena.sdk.server import create_model_server
 from voxarena.services.testing.dummy_detector import DummyDetector
 

@@ -22,10 +22,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from voxarena.orchestrator.config import ContainerConfig, load_config
-from voxarena.orchestrator.containers import Launcher
-from voxarena.orchestrator.fleet import RunError
-from voxarena.orchestrator.pipeline import Arena
+from voxarena.orchestrator.fleet.containers import Launcher
+from voxarena.orchestrator.fleet.fleet import RunError
+from voxarena.orchestrator.run.config import ContainerConfig, load_config
+from voxarena.orchestrator.run.pipeline import Arena
 
 docker = pytest.importorskip("docker")
 pytestmark = [pytest.mark.container, pytest.mark.slow]

@@ -21,7 +21,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from voxarena.orchestrator.cli import app
+from voxarena.orchestrator.cli.app import app
 
 pytestmark = [pytest.mark.container, pytest.mark.slow]
 REPO = Path(__file__).resolve().parents[2]

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from voxarena.orchestrator.config import load_config
+from voxarena.orchestrator.run.config import load_config
 
 pytestmark = [pytest.mark.container, pytest.mark.slow]
 REPO = Path(__file__).resolve().parents[2]

@@ -280,7 +280,7 @@ def test_orchestrator_pods_mount_what_the_compose_orchestrator_does(job):
 
 
 def test_the_jobs_config_reads_the_speech_data_from_the_mounted_claim(tmp_path, monkeypatch):
-    from voxarena.orchestrator.config import load_config
+    from voxarena.orchestrator.run.config import load_config
 
     configmap = find("ConfigMap", "voxarena-arena-config", "base")
     pod = orchestrator_pods()["arena"]
@@ -298,7 +298,7 @@ def test_the_jobs_config_reads_the_speech_data_from_the_mounted_claim(tmp_path, 
 def test_the_run_job_retries_an_incomplete_run_but_not_permanent_failures():
     spec = find("Job", "arena", "base")["spec"]
     rules: list[dict[str, Any]] = spec["podFailurePolicy"]["rules"]
-    from voxarena.orchestrator.outcome import EXIT_PERMANENT
+    from voxarena.orchestrator.store.outcome import EXIT_PERMANENT
 
     fail = [r for r in rules if r["action"] == "FailJob"]
     # EXIT_RETRY (a rerun has work) counts against backoffLimit and is retried; a rerun redoes no permanent failure
@@ -311,7 +311,7 @@ def test_the_jobs_arguments_are_a_valid_orchestrator_command_line(job):
     """Parsed by the orchestrator's own CLI (click): an unknown option or a missing argument fails here."""
     import typer
 
-    from voxarena.orchestrator.cli import app
+    from voxarena.orchestrator.cli.app import app
 
     (container,) = orchestrator_pods()[job]["spec"]["containers"]
     assert "command" not in container  # the image's ENTRYPOINT, orchestrator

@@ -81,7 +81,7 @@ TARGETS = [
         ("tests/voxarena/stats/test_composite.py", "tests/orchestrator/test_offline_cli.py", "-k", "composite"),
     ),
     Target("i2d", ("voxarena/stats/i2d.py",), ("tests/voxarena/stats/test_i2d.py",)),
-    Target("channel", ("voxarena/orchestrator/channel.py",), ("tests/orchestrator/test_channel.py",)),
+    Target("channel", ("voxarena/orchestrator/run/channel.py",), ("tests/orchestrator/test_channel.py",)),
     Target(
         "sdk",
         ("sdk/src/voxarena/sdk/errors.py", "sdk/src/voxarena/sdk/server.py"),
@@ -107,14 +107,14 @@ TARGETS = [
     ),
     Target(
         "clients",
-        ("voxarena/orchestrator/clients.py",),
+        ("voxarena/orchestrator/fleet/clients.py",),
         ("tests/orchestrator/test_clients.py", "tests/orchestrator/test_retry_after_outage.py"),
         only=("call_with_retry", "call", "__init__"),
     ),
-    Target("validation", ("voxarena/orchestrator/validation.py",), ("tests/orchestrator/test_validation.py",)),
+    Target("validation", ("voxarena/orchestrator/run/validation.py",), ("tests/orchestrator/test_validation.py",)),
     Target(
         "manifest",
-        ("voxarena/orchestrator/manifest.py", "voxarena/orchestrator/importers.py"),
+        ("voxarena/orchestrator/run/manifest.py", "voxarena/orchestrator/run/importers.py"),
         (
             "tests/orchestrator/test_manifest_identity.py",
             "tests/orchestrator/test_manifest.py",
@@ -128,7 +128,7 @@ TARGETS = [
     ),
     Target(
         "protocol",
-        ("voxarena/orchestrator/compare.py",),
+        ("voxarena/orchestrator/metrics/compare.py",),
         ("tests/orchestrator/test_compare_identity.py",),
         only=("protocol_differences", "_image_difference", "check_comparable", "_record", "_fingerprint", "__init__"),
         note="protocol identity (compare-check); not compare-timing",
@@ -136,9 +136,9 @@ TARGETS = [
     Target(
         "resume",
         (
-            "voxarena/orchestrator/pipeline.py",
-            "voxarena/orchestrator/fleet.py",
-            "voxarena/orchestrator/service_config.py",
+            "voxarena/orchestrator/run/pipeline.py",
+            "voxarena/orchestrator/fleet/fleet.py",
+            "voxarena/orchestrator/fleet/service_config.py",
         ),
         ("tests/orchestrator/test_resume_identity.py",),
         only=(

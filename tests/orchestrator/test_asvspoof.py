@@ -13,12 +13,12 @@ import soundfile as sf
 import yaml
 
 from voxarena.codec import read_audio_file, resample
-from voxarena.orchestrator.config import ConfigError, load_config
-from voxarena.orchestrator.importers import read_asvspoof_protocol
-from voxarena.orchestrator.manifest import DatasetError
-from voxarena.orchestrator.pipeline import Arena
-from voxarena.orchestrator.report import build_report
-from voxarena.orchestrator.status import run_status
+from voxarena.orchestrator.report.build import build_report
+from voxarena.orchestrator.run.config import ConfigError, load_config
+from voxarena.orchestrator.run.importers import read_asvspoof_protocol
+from voxarena.orchestrator.run.manifest import DatasetError
+from voxarena.orchestrator.run.pipeline import Arena
+from voxarena.orchestrator.run.status import run_status
 
 
 def test_the_three_protocol_layouts(tmp_path):

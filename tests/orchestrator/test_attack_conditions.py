@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from voxarena.orchestrator.config import ConfigError, load_config
+from voxarena.orchestrator.run.config import ConfigError, load_config
 
 QUERIES = 13
 CONDITIONS = {"attack-dummy": [{"attack": {"target": "dummy-detector", "queries": QUERIES, "batch": 4, "snr_db": 20}}]}
@@ -97,8 +97,8 @@ def test_the_target_must_be_a_detector_service_of_the_run(synthetic_dataset, mak
 
 
 def test_the_report_shows_the_attacks(run):
-    from voxarena.orchestrator.report import build_report
-    from voxarena.orchestrator.report_html import render_html
+    from voxarena.orchestrator.report.build import build_report
+    from voxarena.orchestrator.report.html import render_html
 
     rep = build_report(run)
     assert [r["generator"] for r in rep["attacks"]] == ["dummy-generator", "pooled"]

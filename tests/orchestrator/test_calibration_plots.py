@@ -9,13 +9,13 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from voxarena.orchestrator.calibration_plots import (
+from voxarena.orchestrator.metrics.detection import DETECTION_COLUMNS, detection_rows
+from voxarena.orchestrator.report.calibration_plots import (
     calibration_data,
     calibration_section,
     reliability_bins,
     tippett_curve,
 )
-from voxarena.orchestrator.metrics_detection import DETECTION_COLUMNS, detection_rows
 from voxarena.scorers.service import ScorerServicer
 
 

@@ -10,7 +10,7 @@ import grpc
 import numpy as np
 import pytest
 
-from voxarena.orchestrator.clients import CallFailed, GeneratorClient
+from voxarena.orchestrator.fleet.clients import CallFailed, GeneratorClient
 from voxarena.sdk import AudioClip, GeneratorModel, SynthesisResult
 from voxarena.sdk.errors import InternalError, InvalidArgument, NotReady, TimeLimitExceeded, Unimplemented
 from voxarena.sdk.server import create_model_server
@@ -81,13 +81,13 @@ def test_other_codes_are_not_retried(scripted, error, code):
 
 
 def test_unavailable_is_retried_until_it_answers(scripted, monkeypatch):
-    import voxarena.orchestrator.clients
+    import voxarena.orchestrator.fleet.clients
 
     model, client = scripted
     model.script = [NotReady("warming up"), NotReady("warming up"), NotReady("warming up")]
     slept: list[float] = []
     real_sleep = time.sleep
-    monkeypatch.setattr(voxarena.orchestrator.clients.time, "sleep", lambda s: (slept.append(s), real_sleep(s)))
+    monkeypatch.setattr(voxarena.orchestrator.fleet.clients.time, "sleep", lambda s: (slept.append(s), real_sleep(s)))
     resp, attempts = client.call("Synthesize", request())
     assert attempts == 4 and model.calls == 4 and resp.request_id == "r"
     # exponential backoff from backoff_seconds (0.05), doubling: 0.05, 0.1, 0.2 s

@@ -11,9 +11,14 @@ from pathlib import Path
 import pytest
 import yaml
 
-from voxarena.orchestrator.compare import IncomparableRuns, check_comparable, compare_timing, protocol_differences
-from voxarena.orchestrator.config import load_config
-from voxarena.orchestrator.pipeline import Arena
+from voxarena.orchestrator.metrics.compare import (
+    IncomparableRuns,
+    check_comparable,
+    compare_timing,
+    protocol_differences,
+)
+from voxarena.orchestrator.run.config import load_config
+from voxarena.orchestrator.run.pipeline import Arena
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -117,7 +122,7 @@ def _edit_csv(path: Path, key: tuple[str, str], changes: dict) -> None:
 def test_regression_gate(runs, tmp_path):
     import shutil
 
-    from voxarena.orchestrator.regression import compare_runs, load_thresholds, markdown
+    from voxarena.orchestrator.metrics.regression import compare_runs, load_thresholds, markdown
 
     a, b, _ = runs
     base, cur = tmp_path / "base", tmp_path / "cur"

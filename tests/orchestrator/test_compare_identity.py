@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from voxarena.orchestrator.compare import IncomparableRuns, check_comparable, protocol_differences
+from voxarena.orchestrator.metrics.compare import IncomparableRuns, check_comparable, protocol_differences
 
 MODEL = {"name": "gen", "version": "1.0.0", "weights_sha256": "w" * 64}
 RECORD = {

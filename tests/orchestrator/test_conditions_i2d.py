@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from voxarena.orchestrator.report import build_report
-from voxarena.orchestrator.report_html import render_html
-from voxarena.orchestrator.status import run_status
+from voxarena.orchestrator.report.build import build_report
+from voxarena.orchestrator.report.html import render_html
+from voxarena.orchestrator.run.status import run_status
 
 CONDITIONS = {
     "phone": [{"resample": 8000}, {"codec": "gsm"}],

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from voxarena.orchestrator.config import ConfigError, load_config
+from voxarena.orchestrator.run.config import ConfigError, load_config
 
 GOOD = """
 name: t
@@ -71,7 +71,7 @@ def test_every_shipped_config_is_valid(path):
     import yaml
 
     if "evaluation" in yaml.safe_load(path.read_text()):  # a race file (orchestrator race): it names two configs
-        from voxarena.orchestrator.race import load_race
+        from voxarena.orchestrator.race.rounds import load_race
 
         race = load_race(path)
         assert race.candidates and Path(race.evaluation.dataset.root).is_absolute()

@@ -13,7 +13,7 @@ import soundfile as sf
 
 from voxarena.conformance import STILL_SERVING, run_conformance
 from voxarena.conformance.session import UNDECODABLE
-from voxarena.orchestrator.local_services import LocalService
+from voxarena.orchestrator.fleet.local_services import LocalService
 from voxarena.sdk import create_model_server
 from voxarena.services.testing import raw_faulty_services
 from voxarena.services.testing.faulty_detector import FAULTS as DETECTOR_FAULTS
@@ -319,7 +319,7 @@ def test_probes_cut_from_real_speech(in_process, speech_dir, tmp_path):
     from typer.testing import CliRunner
 
     from voxarena.codec import read_audio_file
-    from voxarena.orchestrator.cli import app
+    from voxarena.orchestrator.cli.app import app
 
     recording = next(
         p

@@ -12,17 +12,17 @@ import docker.errors
 import pytest
 import yaml
 
-from voxarena.orchestrator import containers
-from voxarena.orchestrator.compare import protocol_differences
-from voxarena.orchestrator.config import ConfigError, ContainerConfig, load_config, protocol_view
-from voxarena.orchestrator.containers import (
+from voxarena.orchestrator.fleet import containers
+from voxarena.orchestrator.fleet.containers import (
     ContainerError,
     ImageIdentity,
     ImageService,
     Launcher,
     container_spec,
 )
-from voxarena.orchestrator.fleet import RunError, Service, ServiceFleet
+from voxarena.orchestrator.fleet.fleet import RunError, Service, ServiceFleet
+from voxarena.orchestrator.metrics.compare import protocol_differences
+from voxarena.orchestrator.run.config import ConfigError, ContainerConfig, load_config, protocol_view
 from voxarena.v1 import common_pb2, generator_pb2
 
 BASE = {"name": "t", "dataset": {"root": "data", "subsets": ["test-clean"]}}

@@ -10,7 +10,7 @@ import time
 import pytest
 
 from voxarena.orchestrator import ctrl_c
-from voxarena.orchestrator.clients import wait_for_serving
+from voxarena.orchestrator.fleet.clients import wait_for_serving
 
 # The dropped KeyboardInterrupt is what these tests make: pytest reports it as unraisable.
 pytestmark = pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")

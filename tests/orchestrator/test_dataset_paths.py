@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from voxarena.orchestrator.config import DatasetConfig
-from voxarena.orchestrator.importers import build_manifest
-from voxarena.orchestrator.manifest import DatasetError
+from voxarena.orchestrator.run.config import DatasetConfig
+from voxarena.orchestrator.run.importers import build_manifest
+from voxarena.orchestrator.run.manifest import DatasetError
 
 
 def tone(path: Path) -> Path:

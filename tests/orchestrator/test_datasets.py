@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from voxarena.orchestrator import datasets
-from voxarena.orchestrator.datasets import Corpus, FetchError, fetch
+from voxarena.orchestrator.run import datasets
+from voxarena.orchestrator.run.datasets import Corpus, FetchError, fetch
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -5,8 +5,15 @@ from __future__ import annotations
 import grpc
 import pytest
 
-from voxarena.orchestrator.clients import CallFailed
-from voxarena.orchestrator.failures import Failure, call_failed_row, failed_row, failure_kind, item_error_row, settled
+from voxarena.orchestrator.fleet.clients import CallFailed
+from voxarena.orchestrator.store.failures import (
+    Failure,
+    call_failed_row,
+    failed_row,
+    failure_kind,
+    item_error_row,
+    settled,
+)
 
 BASE = {"id": "g|TTS|u1", "generator": "g"}
 

@@ -11,13 +11,13 @@ import numpy as np
 import pytest
 import yaml
 
-from voxarena.orchestrator.config import CalibrationSplitConfig, ConfigError, load_config
-from voxarena.orchestrator.fusion import calibration_items, fuse
-from voxarena.orchestrator.manifest import ManifestItem, ManifestSet
-from voxarena.orchestrator.report import build_report
-from voxarena.orchestrator.report_html import render_html
-from voxarena.orchestrator.run_store import RunStore, detection_id
-from voxarena.orchestrator.status import run_status
+from voxarena.orchestrator.metrics.fusion import calibration_items, fuse
+from voxarena.orchestrator.report.build import build_report
+from voxarena.orchestrator.report.html import render_html
+from voxarena.orchestrator.run.config import CalibrationSplitConfig, ConfigError, load_config
+from voxarena.orchestrator.run.manifest import ManifestItem, ManifestSet
+from voxarena.orchestrator.run.status import run_status
+from voxarena.orchestrator.store.run_store import RunStore, detection_id
 
 RAW_DETECTOR = {
     "module": "voxarena.services.testing.raw_faulty_services",

@@ -12,10 +12,10 @@ import pytest
 import soundfile as sf
 import yaml
 
-from voxarena.orchestrator.config import ConfigError, DatasetConfig, load_config
-from voxarena.orchestrator.importers import build_manifest
-from voxarena.orchestrator.manifest import DatasetError
-from voxarena.orchestrator.pipeline import Arena
+from voxarena.orchestrator.run.config import ConfigError, DatasetConfig, load_config
+from voxarena.orchestrator.run.importers import build_manifest
+from voxarena.orchestrator.run.manifest import DatasetError
+from voxarena.orchestrator.run.pipeline import Arena
 
 
 def tone(path: Path, seconds: float = 1.0, rate: int = 16000, f0: float = 150.0) -> Path:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from voxarena.orchestrator.cli import app
+from voxarena.orchestrator.cli.app import app
 from voxarena.scorers.service import ScorerServicer
 from voxarena.sdk.errors import InvalidArgument, TimeLimitExceeded
 from voxarena.sdk.server import RunningServer, create_model_server, create_server

@@ -15,8 +15,8 @@ REPO = Path(__file__).resolve().parents[2]
 PARENT = textwrap.dedent("""
     import sys, threading, time
     from pathlib import Path
-    from voxarena.orchestrator.clients import GeneratorClient
-    from voxarena.orchestrator.local_services import LocalService
+    from voxarena.orchestrator.fleet.clients import GeneratorClient
+    from voxarena.orchestrator.fleet.local_services import LocalService
     from voxarena.v1 import generator_pb2
     svc = LocalService("dummy-generator", None, Path(sys.argv[1]))
     svc.start()
@@ -67,7 +67,7 @@ def _environ_value(pid: int, prefix: bytes, wait: float = 10.0) -> list[str]:
 def test_each_local_service_gets_a_numba_cache_of_its_own(tmp_path, monkeypatch):
     """Concurrent numba compiles into one cache can pair gufunc files from two processes (numba #10128),
     which segfaults every later process: services started side by side never share a cache directory."""
-    from voxarena.orchestrator.local_services import LocalService, numba_cache_dir
+    from voxarena.orchestrator.fleet.local_services import LocalService, numba_cache_dir
 
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "numba"))
     services = [

@@ -4,9 +4,9 @@ import hashlib
 
 import pytest
 
-from voxarena.orchestrator.config import DatasetConfig
-from voxarena.orchestrator.importers import build_librispeech_manifest
-from voxarena.orchestrator.manifest import DatasetError, ManifestSet
+from voxarena.orchestrator.run.config import DatasetConfig
+from voxarena.orchestrator.run.importers import build_librispeech_manifest
+from voxarena.orchestrator.run.manifest import DatasetError, ManifestSet
 
 
 def test_manifest_from_shared_data(speech_dir, tmp_path):

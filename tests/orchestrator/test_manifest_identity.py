@@ -17,9 +17,9 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from voxarena.orchestrator.config import DatasetConfig
-from voxarena.orchestrator.importers import build_manifest, read_asvspoof_protocol
-from voxarena.orchestrator.manifest import DatasetError, ManifestItem, ManifestSet, corpus_attack
+from voxarena.orchestrator.run.config import DatasetConfig
+from voxarena.orchestrator.run.importers import build_manifest, read_asvspoof_protocol
+from voxarena.orchestrator.run.manifest import DatasetError, ManifestItem, ManifestSet, corpus_attack
 
 RATE = 16000
 

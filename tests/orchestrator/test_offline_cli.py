@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from voxarena.orchestrator.cli import app
+from voxarena.orchestrator.cli.app import app
 
 DATA = Path(__file__).resolve().parents[1] / "scorers" / "data"
 runner = CliRunner()

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from voxarena.orchestrator.pipeline import RunError
+from voxarena.orchestrator.run.pipeline import RunError
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -209,7 +209,7 @@ def test_a_changed_audio_file_is_refused_naming_the_item(tmp_path, synthetic_dat
     import shutil
 
     from voxarena.codec import AudioFormatError
-    from voxarena.orchestrator.clips import read_clip
+    from voxarena.orchestrator.store.clips import read_clip
 
     src = sorted((Path(synthetic_dataset["root"]).parent / "audio").glob("*.wav"))[0]
     copy = tmp_path / src.name

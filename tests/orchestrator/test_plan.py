@@ -3,9 +3,9 @@ run.json the way ``status`` does."""
 
 from __future__ import annotations
 
-from voxarena.orchestrator.config import I2DConfig, ProtocolConfig
-from voxarena.orchestrator.manifest import ManifestItem, ManifestSet
-from voxarena.orchestrator.plan import Plan, reference_items
+from voxarena.orchestrator.run.config import I2DConfig, ProtocolConfig
+from voxarena.orchestrator.run.manifest import ManifestItem, ManifestSet
+from voxarena.orchestrator.run.plan import Plan, reference_items
 
 
 def item(i: int, speaker: str, **labels: str) -> ManifestItem:

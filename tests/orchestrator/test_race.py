@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from voxarena.orchestrator.race import RaceError, load_race
-from voxarena.orchestrator.race_report import most_evasive
+from voxarena.orchestrator.race.report import most_evasive
+from voxarena.orchestrator.race.rounds import RaceError, load_race
 
 ORCHESTRATOR = [sys.executable, "-m", "voxarena.orchestrator"]
 
@@ -99,7 +99,7 @@ def test_race_rounds_add_the_most_evasive_generator(uninterrupted: Path):
         assert after["trained_on"] == before["trained_on"] + [after["added"]]
         # the pick is the candidate the retrained detector did worst on in the round before
         metrics = uninterrupted / before["run"] / "metrics" / "detection_metrics.csv"
-        from voxarena.orchestrator.race_report import generator_eers
+        from voxarena.orchestrator.race.report import generator_eers
 
         candidates = sorted({"griffin-lim", "world-vocoder"} - set(before["trained_on"]))
         assert before["next"] == most_evasive(generator_eers(metrics), ["lfcc-gmm"], candidates, "clean")

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from voxarena.orchestrator.config import load_config
-from voxarena.orchestrator.pipeline import Arena
-from voxarena.orchestrator.report import ReportError, build_report, det_curve, write_report
-from voxarena.orchestrator.report_tables import PALETTE
+from voxarena.orchestrator.report.build import ReportError, build_report, det_curve, write_report
+from voxarena.orchestrator.report.tables import PALETTE
+from voxarena.orchestrator.run.config import load_config
+from voxarena.orchestrator.run.pipeline import Arena
 
 REPO = Path(__file__).resolve().parents[2]
 

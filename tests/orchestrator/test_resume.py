@@ -15,8 +15,8 @@ import pytest
 import soundfile as sf
 from typer.testing import CliRunner
 
-from voxarena.orchestrator.cli import app
-from voxarena.orchestrator.pipeline import RunError
+from voxarena.orchestrator.cli.app import app
+from voxarena.orchestrator.run.pipeline import RunError
 from voxarena.sdk.errors import InvalidArgument
 from voxarena.sdk.server import RunningServer, create_model_server
 from voxarena.services.testing.dummy_generator import DummyGenerator

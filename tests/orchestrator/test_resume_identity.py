@@ -17,9 +17,9 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from voxarena.orchestrator.config import RunConfig, config_differences, protocol_view
-from voxarena.orchestrator.fleet import RunError, Service, ServiceFleet
-from voxarena.orchestrator.pipeline import Arena
+from voxarena.orchestrator.fleet.fleet import RunError, Service, ServiceFleet
+from voxarena.orchestrator.run.config import RunConfig, config_differences, protocol_view
+from voxarena.orchestrator.run.pipeline import Arena
 from voxarena.v1 import common_pb2, generator_pb2
 
 # Listed in file order, which is not sorted order: a refusal names changed ids sorted.

@@ -13,7 +13,7 @@ from __future__ import annotations
 import grpc
 import pytest
 
-from voxarena.orchestrator.clients import CallFailed, call_with_retry
+from voxarena.orchestrator.fleet.clients import CallFailed, call_with_retry
 
 
 class Status(grpc.RpcError):

@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from voxarena.orchestrator.cli import app
-from voxarena.orchestrator.run_store import JsonlTable, RunDirError, RunStore
+from voxarena.orchestrator.cli.app import app
+from voxarena.orchestrator.store.run_store import JsonlTable, RunDirError, RunStore
 
 REAL_WRITE = os.write
 

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from voxarena.orchestrator.run_store import RunStore, read_csv, read_jsonl
+from voxarena.orchestrator.store.run_store import RunStore, read_csv, read_jsonl
 
 
 def test_read_jsonl_keeps_the_latest_row_and_skips_a_torn_line(tmp_path):
@@ -27,14 +27,14 @@ def test_one_orchestrator_per_run_directory(tmp_path):
     import subprocess
     import sys
 
-    from voxarena.orchestrator.dir_lock import DirectoryBusy
+    from voxarena.orchestrator.store.dir_lock import DirectoryBusy
 
     holder = subprocess.Popen(
         [
             sys.executable,
             "-c",
             "import sys, time; from pathlib import Path; "
-            "from voxarena.orchestrator.run_store import RunStore; s = RunStore(Path(sys.argv[1])); "
+            "from voxarena.orchestrator.store.run_store import RunStore; s = RunStore(Path(sys.argv[1])); "
             "print('open', flush=True); time.sleep(300)",
             str(tmp_path / "run"),
         ],
@@ -60,7 +60,7 @@ def test_one_orchestrator_per_run_directory(tmp_path):
             sys.executable,
             "-c",
             "import sys; from pathlib import Path; "
-            "from voxarena.orchestrator.run_store import RunStore; RunStore(Path(sys.argv[1]))",
+            "from voxarena.orchestrator.store.run_store import RunStore; RunStore(Path(sys.argv[1]))",
             str(tmp_path / "run"),
         ],
         capture_output=True,

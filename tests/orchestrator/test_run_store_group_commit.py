@@ -7,8 +7,8 @@ import json
 import threading
 import time
 
-from voxarena.orchestrator import run_store
-from voxarena.orchestrator.run_store import JsonlTable
+from voxarena.orchestrator.store import run_store
+from voxarena.orchestrator.store.run_store import JsonlTable
 
 
 def test_every_row_is_fsynced_before_append_returns_and_fsyncs_are_shared(tmp_path, monkeypatch):

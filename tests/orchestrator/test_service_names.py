@@ -9,8 +9,8 @@ import json
 
 from rich.console import Console
 
-from voxarena.orchestrator.config import load_config
-from voxarena.orchestrator.pipeline import Arena
+from voxarena.orchestrator.run.config import load_config
+from voxarena.orchestrator.run.pipeline import Arena
 
 
 def test_a_service_named_otherwise_than_its_model_is_a_warning(tmp_path, synthetic_dataset, make_config):

@@ -24,17 +24,17 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from voxarena.orchestrator.cli import app
-from voxarena.orchestrator.compare import protocol_differences
-from voxarena.orchestrator.config import load_config
-from voxarena.orchestrator.fleet import RunError
-from voxarena.orchestrator.local_services import LocalService
-from voxarena.orchestrator.manifest import ManifestSet
-from voxarena.orchestrator.merge import TABLES, merge
-from voxarena.orchestrator.pipeline import Arena
-from voxarena.orchestrator.plan import Plan
-from voxarena.orchestrator.shard import Shard, ShardError
-from voxarena.orchestrator.status import run_status
+from voxarena.orchestrator.cli.app import app
+from voxarena.orchestrator.fleet.fleet import RunError
+from voxarena.orchestrator.fleet.local_services import LocalService
+from voxarena.orchestrator.metrics.compare import protocol_differences
+from voxarena.orchestrator.run.config import load_config
+from voxarena.orchestrator.run.manifest import ManifestSet
+from voxarena.orchestrator.run.merge import TABLES, merge
+from voxarena.orchestrator.run.pipeline import Arena
+from voxarena.orchestrator.run.plan import Plan
+from voxarena.orchestrator.run.shard import Shard, ShardError
+from voxarena.orchestrator.run.status import run_status
 
 SERVICES = {
     "dummy-generator": (None, []),

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from voxarena.orchestrator.config import load_config
-from voxarena.orchestrator.pipeline import Arena
-from voxarena.orchestrator.status import NotARunDirectory, run_status
+from voxarena.orchestrator.run.config import load_config
+from voxarena.orchestrator.run.pipeline import Arena
+from voxarena.orchestrator.run.status import NotARunDirectory, run_status
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from voxarena.orchestrator.config import ConfigError, load_config
-from voxarena.orchestrator.fleet import RunError
-from voxarena.orchestrator.service_config import config_differences, protocol_view
+from voxarena.orchestrator.fleet.fleet import RunError
+from voxarena.orchestrator.fleet.service_config import config_differences, protocol_view
+from voxarena.orchestrator.run.config import ConfigError, load_config
 
 LAUNDERING: dict = {}  # local mode starts the catalogued service by its name
 CONDITIONS = {
@@ -165,8 +165,8 @@ def test_a_run_recorded_before_transform_steps_keeps_its_identity(synthetic_data
 
 
 def test_the_report_names_the_transform_and_its_parameters(run):
-    from voxarena.orchestrator.report import build_report
-    from voxarena.orchestrator.report_html import render_html
+    from voxarena.orchestrator.report.build import build_report
+    from voxarena.orchestrator.report.html import render_html
 
     page = render_html(build_report(run))
     assert "laundering(codec=gsm, resample_hz=8000)" in page  # run.json keeps keys sorted

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from voxarena.codec import AudioClip, encode_audio
-from voxarena.orchestrator.validation import ResponseInvalid, validate_generation, validate_score
+from voxarena.orchestrator.run.validation import ResponseInvalid, validate_generation, validate_score
 from voxarena.v1 import common_pb2, detector_pb2, generator_pb2
 
 REQ = generator_pb2.SynthesizeRequest(request_id="g|TTS|1", seed=5, task=generator_pb2.TTS, text="hi")

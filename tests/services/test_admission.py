@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from voxarena.orchestrator.failures import Failure, failure_of_status
+from voxarena.orchestrator.store.failures import Failure, failure_of_status
 from voxarena.sdk import AudioClip, GeneratorModel, SynthesisResult
 from voxarena.sdk.admission import Admission
 from voxarena.sdk.server import add_service_arguments, create_model_server

@@ -174,7 +174,7 @@ def test_service_entry_point_serves_tls_and_its_healthcheck_speaks_it(certs, tmp
 def test_conformance_speaks_tls_and_tokens(certs, monkeypatch):
     from typer.testing import CliRunner
 
-    from voxarena.orchestrator.cli import app
+    from voxarena.orchestrator.cli.app import app
 
     running = _serve(_server_security(certs["dir"], mtls=True, token=TOKEN, monkeypatch=monkeypatch))
     d = certs["dir"]
@@ -199,7 +199,7 @@ def test_conformance_speaks_tls_and_tokens(certs, monkeypatch):
 def test_a_run_reaches_tls_services_with_tokens_and_records_no_secret(
     certs, monkeypatch, tmp_path, synthetic_dataset, make_config, run_arena, read_csv
 ):
-    from voxarena.orchestrator.config import ConfigError, load_config
+    from voxarena.orchestrator.run.config import ConfigError, load_config
     from voxarena.sdk.server import create_model_server
     from voxarena.services.testing.dummy_detector import DummyDetector
 

@@ -165,7 +165,7 @@ def test_make_wheelhouse_builds_the_images_extras():
 
 
 def test_local_mode_starts_every_service_and_test_double_by_its_module():
-    from voxarena.orchestrator.local_services import KNOWN_SERVICES
+    from voxarena.orchestrator.fleet.local_services import KNOWN_SERVICES
 
     assert KNOWN_SERVICES == local_modules()
     assert set(KNOWN_SERVICES) == {s.name for s in SERVICES if s.role != "orchestrator"} | set(TEST_DOUBLES)

@@ -21,7 +21,7 @@ def run(*args: str) -> subprocess.CompletedProcess:
 def test_the_console_script_takes_the_orchestrator_commands_options():
     import typer.main
 
-    from voxarena.orchestrator.cli import app
+    from voxarena.orchestrator.cli.app import app
 
     command = typer.main.get_command(app).commands["conformance"]
     orchestrator = {p.name for p in command.params}

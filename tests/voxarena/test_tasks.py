@@ -37,13 +37,13 @@ def test_unknown_task_is_named():
 
 
 def test_i2d_iterates_the_reference_tasks():
-    from voxarena.orchestrator.config import I2D_TASKS
+    from voxarena.orchestrator.run.config import I2D_TASKS
 
     assert set(I2D_TASKS) == {"CLONE", "CONVERT"}
 
 
 def test_default_metrics_are_registered_and_the_config_default():
-    from voxarena.orchestrator.config import ScorerConfig
+    from voxarena.orchestrator.run.config import ScorerConfig
     from voxarena.scorers.registry import REGISTRY
 
     assert set(DEFAULT_METRICS) <= set(REGISTRY)

@@ -2,7 +2,7 @@
 nothing more (no gradients, no internals).
 
 It calls through any object with the orchestrator's client interface, ``call(method_name, request) ->
-(response, attempts)``: ``voxarena.orchestrator.clients.DetectorClient`` or a fleet's service, which
+(response, attempts)``: ``voxarena.orchestrator.fleet.clients.DetectorClient`` or a fleet's service, which
 bring the deadline, the retries of UNAVAILABLE and the outage wait. The interface is taken as a
 protocol rather than imported, because nothing may import the orchestrator (CONVENTIONS.md: imports
 flow one way), and the orchestrator is the one that will run attacks. For a manual run without the

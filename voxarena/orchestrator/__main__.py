@@ -1,3 +1,3 @@
-from .cli import main
+from voxarena.orchestrator.cli.app import main
 
 main()

@@ -2,7 +2,7 @@
 
 One fit serves two uses: calibrating one detector's score (K = 1, LLR = a * s + b; see
 ``voxarena.services.detectors.calibration``) and fusing K detectors' scores into one (LLR = w . x + b; see
-``voxarena.orchestrator.fusion``), as ASVspoof 5 track 2 systems do.
+``voxarena.orchestrator.metrics.fusion``), as ASVspoof 5 track 2 systems do.
 
 Prior-weighted logistic regression (BOSARIS-style): with the bona fide and spoof trials weighted to
 an effective prior of 0.5, the fitted log-odds w . x + b is the LLR log p(x|bona fide) - log p(x|spoof).

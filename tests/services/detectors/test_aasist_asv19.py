@@ -166,7 +166,7 @@ def test_refuses_a_conversion_of_other_source_weights(models_dir, tmp_path):
 
 def test_conforms_as_a_local_process(models_dir, tmp_path, monkeypatch):
     from voxarena.conformance import run_conformance
-    from voxarena.orchestrator.local_services import LocalService
+    from voxarena.orchestrator.fleet.local_services import LocalService
 
     monkeypatch.setenv("VOXARENA_MODELS", str(models_dir))
     svc = LocalService(NAME, None, tmp_path / "aasist-asv19.log")

@@ -135,8 +135,8 @@ def test_in_an_arena_run(checkpoint, speech_dir, tmp_path):
 
     import yaml
 
-    from voxarena.orchestrator.config import load_config
-    from voxarena.orchestrator.pipeline import Arena
+    from voxarena.orchestrator.run.config import load_config
+    from voxarena.orchestrator.run.pipeline import Arena
 
     cfg = {
         "name": "hf",
@@ -173,7 +173,7 @@ def test_calibration_option_serves_llrs(checkpoint, speech_dir):
 
 def test_conforms_to_the_contract(checkpoint, tmp_path):
     from voxarena.conformance import run_conformance
-    from voxarena.orchestrator.local_services import LocalService
+    from voxarena.orchestrator.fleet.local_services import LocalService
 
     svc = LocalService("hf-audio-classifier", None, tmp_path / "hf.log", ["--model-dir", str(checkpoint)])
     svc.start()

@@ -19,8 +19,8 @@ SEEN = ("espeak-ng", "flite", "griffin-lim")
 
 @pytest.fixture(scope="module")
 def seen_attack_run(tmp_path_factory, speech_dir) -> Path:
-    from voxarena.orchestrator.config import load_config
-    from voxarena.orchestrator.pipeline import Arena
+    from voxarena.orchestrator.run.config import load_config
+    from voxarena.orchestrator.run.pipeline import Arena
 
     tmp = tmp_path_factory.mktemp("seen")
     cfg = {

@@ -11,7 +11,7 @@ import pytest
 
 from voxarena.codec import AudioClip, read_audio_file
 from voxarena.conformance import run_conformance
-from voxarena.orchestrator.channel import apply_condition
+from voxarena.orchestrator.run.channel import apply_condition
 from voxarena.sdk import TransformRequest
 from voxarena.services.transforms.channel.model import ChannelModel
 

@@ -1,4 +1,4 @@
-"""The orchestrator's channel steps (``voxarena.orchestrator.channel``) as a transform service, kind CHANNEL:
+"""The orchestrator's channel steps (``voxarena.orchestrator.run.channel``) as a transform service, kind CHANNEL:
 the same code, so with the same seed it gives the bytes the built-in steps give (without noise, any seed). Each
 step is off by default; on, in this order: ``resample_hz`` (the clip stays at the new rate, as a channel
 leaves it), ``codec`` (with ``compression`` for mp3/opus/vorbis; a telephone codec works at 8 kHz),
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from voxarena.orchestrator.channel import CODECS, COMPRESSIBLE, ChannelError, apply_condition
+from voxarena.orchestrator.run.channel import CODECS, COMPRESSIBLE, ChannelError, apply_condition
 from voxarena.sdk import InvalidArgument, Option, OptionRange, TransformModel, TransformRequest, TransformResult
 
 RATES = ("off", "8000", "11025", "16000", "22050", "24000", "32000", "44100", "48000")

@@ -1,0 +1,196 @@
+"""The commands that read run directories: ``status``, ``compare``, ``compare-check``,
+``compare-timing``, ``report`` and ``merge`` (registered on the one app in ``cli``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from voxarena.orchestrator.cli.output import console, err, fail, print_json
+
+
+def status(
+    run_dir: Path = typer.Argument(..., help="run directory"),
+    json_out: bool = typer.Option(False, "--json", help="print the coverage as JSON"),
+) -> None:
+    """Coverage of a run: done, failed and pending per stage and service, with failure reasons.
+
+    Exit code 0 when every planned call is done, none failed and the metrics are written; 3 when a rerun
+    has work to do (transient failures, pending work, metrics); 4 when only permanent failures remain."""
+    from rich.table import Table
+
+    from voxarena.orchestrator.run.status import NotARunDirectory, run_status
+
+    try:
+        st = run_status(run_dir)
+    except NotARunDirectory as e:
+        err.print(f"[red]error:[/red] {e}", highlight=False)
+        raise typer.Exit(2) from None
+    if json_out:
+        print_json(st)
+    else:
+        part = f", shard {st['shard']}" if st["shard"] else ""
+        table = Table(title=f"{st['name']}: {run_dir}  (manifest {st['manifest_sha256'][:12]}{part})")
+        for col in ("stage", "service", "expected", "done", "failed", "pending"):
+            table.add_column(col, justify="left" if col in ("stage", "service") else "right")
+        for r in st["coverage"]:
+            table.add_row(
+                r["stage"],
+                r["service"],
+                str(r["expected"]),
+                str(r["done"]),
+                f"[red]{r['failed']}[/red]" if r["failed"] else "0",
+                f"[yellow]{r['pending']}[/yellow]" if r["pending"] else "0",
+            )
+        console.print(table)
+        for r in st["coverage"]:
+            for reason, n in r["failure_reasons"].items():
+                console.print(f"  {r['stage']} {r['service']}: {n} x {reason}", highlight=False)
+        console.print(st["outcome"]["summary"], highlight=False, soft_wrap=True)
+    if st["outcome"]["exit_code"]:
+        raise typer.Exit(st["outcome"]["exit_code"])
+
+
+def compare(
+    baseline: Path = typer.Argument(..., help="baseline run (e.g. the pinned nightly baseline)"),
+    current: Path = typer.Argument(..., help="current run"),
+    thresholds: Path | None = typer.Option(None, help="YAML: detection/generation metric -> allowed worsening"),
+    markdown_out: Path | None = typer.Option(None, "--markdown", help="also write the Markdown summary here"),
+) -> None:
+    """Regression gate: exit 1 when a metric worsens past its threshold and the bootstrap CIs say it is real."""
+    from voxarena.orchestrator.metrics.compare import IncomparableRuns
+    from voxarena.orchestrator.metrics.regression import ThresholdError, compare_runs, load_thresholds, markdown
+
+    try:
+        result = compare_runs(baseline, current, load_thresholds(thresholds))
+    except (IncomparableRuns, ThresholdError, FileNotFoundError) as e:
+        err.print(f"[red]error:[/red] cannot compare: {e}", highlight=False)
+        raise typer.Exit(2) from None
+    text = markdown(result)
+    print(text, end="")
+    if markdown_out:
+        markdown_out.write_text(text)
+    if result["regressions"]:
+        raise typer.Exit(1)
+
+
+def compare_check(
+    run_a: Path = typer.Argument(..., help="baseline run"), run_b: Path = typer.Argument(..., help="run to compare")
+) -> None:
+    """Same protocol? Manifest, seeds, tasks, scorer fingerprint, service versions and weights; exit 1 listing \
+what differs."""
+    from voxarena.orchestrator.metrics.compare import protocol_differences
+
+    try:
+        differences = protocol_differences(run_a, run_b)
+    except FileNotFoundError as e:
+        fail(e)
+    if differences:
+        err.print(f"[red]not comparable:[/red] {run_a} vs {run_b}", highlight=False)
+        for d in differences:
+            err.print(f"  - {d}", highlight=False)
+        raise typer.Exit(1)
+    console.print(
+        f"comparable: same manifest, seeds, tasks, scorer fingerprint and service versions ({run_a}, {run_b})"
+    )
+
+
+def compare_timing_cmd(
+    run_a: Path = typer.Argument(..., help="baseline run"),
+    run_b: Path = typer.Argument(..., help="run to compare"),
+    json_out: bool = typer.Option(False, "--json"),
+) -> None:
+    """Wall times per service and timing scope (matching scopes only), first request apart from the median of \
+the rest."""
+    from rich.table import Table
+
+    from voxarena.orchestrator.metrics.compare import compare_timing
+
+    try:
+        rows = compare_timing(run_a, run_b)
+    except FileNotFoundError as e:
+        fail(e)
+    if json_out:
+        print_json({"run_a": str(run_a), "run_b": str(run_b), "rows": rows})
+        return
+    table = Table(title=f"timing: {run_b} vs {run_a} (seconds)")
+    for col in ("service", "n", "first A", "first B", "median rest A", "median rest B", "B/A"):
+        table.add_column(col, justify="left" if col == "service" else "right")
+    notes = []
+    for r in rows:
+        if not r["comparable"]:
+            notes.append(f"{r['service']}: scope {r['scope']!r} {r['note']}: not compared")
+            continue
+        fmt = lambda v: "-" if v is None else f"{v:.3f}"  # noqa: E731
+        table.add_row(
+            r["service"],
+            f"{r['n_a']}/{r['n_b']}",
+            fmt(r["first_a"]),
+            fmt(r["first_b"]),
+            fmt(r.get("median_rest_a")),
+            fmt(r.get("median_rest_b")),
+            "-" if r.get("ratio_b_over_a") is None else f"{r['ratio_b_over_a']:.2f}",
+        )
+    console.print(table)
+    for n in notes:
+        console.print(n, highlight=False)
+
+
+def report(
+    run_dir: Path = typer.Argument(..., help="run directory"),
+    allow_incomplete: bool = typer.Option(False, help="report an unfinished run (marked as such) instead of refusing"),
+) -> None:
+    """Write RUN_DIR/report.html (one static file) and RUN_DIR/report.json."""
+    from voxarena.orchestrator.report.build import ReportError, write_report
+    from voxarena.orchestrator.run.status import NotARunDirectory
+
+    try:
+        json_path, html_path = write_report(run_dir, allow_incomplete)
+    except (ReportError, NotARunDirectory) as e:
+        err.print(f"[red]error:[/red] {e}", highlight=False)
+        raise typer.Exit(1) from None
+    console.print(f"wrote {html_path} and {json_path}")
+
+
+def merge(
+    shard_dirs: list[Path] = typer.Argument(..., help="the N shard directories (orchestrator run --shard K/N)"),
+    out: Path = typer.Option(..., "--out", help="the merged run directory (new, or an earlier merge to redo)"),
+    stack: str = typer.Option(
+        "local", envvar="VOXARENA_STACK", help="how to reach the scorer, as for `orchestrator run`"
+    ),
+    allow_incomplete: bool = typer.Option(
+        False, help="merge shards with failed or pending rows as they are (the merged run is then incomplete)"
+    ),
+) -> None:
+    """Merge the shards of a sharded run into one run directory and compute its metrics once, over the union.
+
+    Refuses (exit 2), naming the directory and why: a shard of another run (manifest, config, services,
+    N), a missing or duplicated shard, an incomplete shard (unless --allow-incomplete), rows that are not
+    the plan's exactly once. Then exit codes as `orchestrator run`: 0 complete, 3 or 4 incomplete."""
+    from voxarena.orchestrator.fleet.clients import ServiceStartError
+    from voxarena.orchestrator.fleet.fleet import RunError
+    from voxarena.orchestrator.metrics.scorer_client import MetricsInterrupted
+    from voxarena.orchestrator.run.merge import merge as merge_shards
+    from voxarena.orchestrator.run.shard import ShardError
+    from voxarena.orchestrator.run.status import run_status
+    from voxarena.orchestrator.store.outcome import EXIT_RETRY
+    from voxarena.orchestrator.store.summary import print_summary
+
+    try:
+        record = merge_shards(shard_dirs, out, stack, allow_incomplete)
+    except MetricsInterrupted as e:  # the merged rows are kept: merging again computes the metrics
+        err.print(f"[red]error:[/red] {e}", highlight=False, soft_wrap=True)
+        raise typer.Exit(EXIT_RETRY) from None
+    except (ShardError, RunError, ServiceStartError) as e:
+        err.print(f"[red]error:[/red] cannot merge: {e}", highlight=False, soft_wrap=True)
+        raise typer.Exit(2) from None
+    print_summary(out, console)
+    console.print(
+        f"merged {len(record['merged_from'])} shards into {out}  "
+        f"manifest: {record['manifest']['items']} items ({record['manifest']['sha256'][:12]})"
+    )
+    outcome = run_status(out)["outcome"]
+    console.print(outcome["summary"], highlight=False, soft_wrap=True)
+    if outcome["exit_code"]:
+        raise typer.Exit(outcome["exit_code"])

@@ -1,0 +1,1 @@
+"""The arms race: rounds of attack and retraining, and their report."""

@@ -1,0 +1,1 @@
+"""The report: report.json and report.html with their tables and plots."""
