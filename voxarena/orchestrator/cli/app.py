@@ -179,9 +179,8 @@ def conformance(
     from rich.table import Table
 
     from voxarena.codec import AudioFormatError
-    from voxarena.transport import ClientSecurity, TransportConfigError
-
     from voxarena.conformance import probes_from_file, run_conformance
+    from voxarena.transport import ClientSecurity, TransportConfigError
 
     try:
         security = ClientSecurity.from_settings(
