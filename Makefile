@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PROTOS := $(wildcard proto/voxarena/v1/*.proto)
 
-.PHONY: sdk lint certs setup setup-test system-deps convert-venv models setup-mbrola proto proto-check test test-fast demo train-detectors base-image wheelhouse wheelhouse-torch images bench bench-generators bench-scorer bench-containers mutation clean
+.PHONY: sdk lint certs generate generate-check setup setup-test system-deps convert-venv models setup-mbrola proto proto-check test test-fast demo train-detectors base-image wheelhouse wheelhouse-torch images bench bench-generators bench-scorer bench-containers mutation clean
 
 setup: system-deps $(VENV)/.installed models
 
@@ -73,6 +73,15 @@ models: $(CONVERT_VENV)/.installed
 certs:
 	compose/tls/make-certs.sh compose/tls/certs $$($(PY) -c "import yaml; print(' '.join(yaml.safe_load(open('docker-compose.yml'))['services']))")
 
+# Everything made from the service catalogue (voxarena/catalogue.py): docker-compose.yml, the mTLS overlay,
+# compose/swarm.yml, deploy/k8s and the README's services table. `make generate-check` fails while any
+# committed one differs (tests/deploy/test_generate.py checks the same).
+generate:
+	$(PY) -m voxarena.deploy.generate
+
+generate-check:
+	$(PY) -m voxarena.deploy.generate --check
+
 # The stubs are part of voxarena-sdk: sdk/src/voxarena/v1.
 proto:
 	$(PY) -m grpc_tools.protoc -Iproto --python_out=sdk/src --pyi_out=sdk/src --grpc_python_out=sdk/src $(PROTOS)
@@ -102,8 +111,9 @@ demo: setup
 	$(VENV)/bin/orchestrator run configs/demo.yaml --out runs/demo
 
 # Rebuilds the detectors' committed weights: the training data through the orchestrator (resumes),
-# then one trainer run per detector (`make train-detectors DETECTORS=rawnet2` for one).
-DETECTORS ?= lfcc-gmm lfcc-lcnn rawnet2 aasist whisper-frontend
+# then one trainer run per detector (`make train-detectors DETECTORS=rawnet2` for one). The list is the
+# catalogue's rows marked trainable (voxarena/catalogue.py).
+DETECTORS ?= $(or $(shell $(PY) -m voxarena.catalogue trainable),$(error $(PY) -m voxarena.catalogue trainable printed nothing))
 train-detectors: setup-test
 	$(VENV)/bin/orchestrator run configs/train-detectors.yaml --out runs/train-detectors
 	for d in $(DETECTORS); do \

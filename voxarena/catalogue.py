@@ -1,10 +1,15 @@
 """The service catalogue: every service VoxArena ships, its identity written once.
 
 Read by local mode (``voxarena.orchestrator.fleet.local_services``: name -> module), by ``compose/build_images.py``
-(which image, which Dockerfile, which extra, Debian packages and converted model) and by the Makefile's
-wheelhouse (``python -m voxarena.catalogue extras``: the extras of the images). ``docker-compose.yml``,
-each own Dockerfile, the pyproject extras and install profiles and the README's services table are
-checked against it (``tests/voxarena/test_catalogue.py``).
+(which image, which Dockerfile, which extra, Debian packages and converted model), by the Makefile
+(``python -m voxarena.catalogue extras``: the images' extras; ``... trainable``: the detectors
+``make train-detectors`` trains) and by the detectors' training registry. ``make generate``
+(``voxarena/deploy/generate.py``) writes ``docker-compose.yml``, the mTLS overlay, the Swarm stack, the
+Kubernetes tree and the README's services table from it; each own Dockerfile and the pyproject extras and
+install profiles are checked against it (``tests/voxarena/test_catalogue.py``).
+
+Adding a model service: its folder under ``voxarena/services/<role>s/<name>/``, one row here, its extra in
+``pyproject.toml``, then ``make generate``.
 
 Most images come from one parametrised Dockerfile, ``compose/service.Dockerfile``; a service has its
 own only where the image truly differs, and ``own_dockerfile`` says how.
@@ -37,6 +42,12 @@ class Service:
     compose_profile: str | None = None  # the compose profile that must be named to start it
     serve_args: tuple[str, ...] = ()  # arguments after ``--port`` in the image's CMD
     own_dockerfile: str = ""  # why it has its own Dockerfile; empty: ``compose/service.Dockerfile``
+    # A detector whose weights ``python -m voxarena.services.detectors.training`` fits (trainer: MODULE.train).
+    trainable: bool = False
+    # The container's limits where they differ from the stack's default (docker-compose.yml's x-model).
+    cpus: float | None = None
+    mem_limit: str | None = None  # compose's size syntax, e.g. "4g"
+    volumes: tuple[str, ...] = ()  # compose volumes, ``SOURCE:PATH[:ro]``
 
     @property
     def image(self) -> str:
@@ -51,6 +62,11 @@ class Service:
     def command(self) -> list[str]:
         """The image's CMD."""
         return ["python", "-m", self.module, "--port", str(PORT), *self.serve_args]
+
+    @property
+    def folder(self) -> str:
+        """Its package's folder, relative to the repository root."""
+        return self.module.replace(".", "/")
 
 
 _CONVERTED = "copies its converted model from the converter image and sets VOXARENA_MODELS"
@@ -108,10 +124,12 @@ SERVICES: tuple[Service, ...] = (
         converted_model="hifigan",
         own_dockerfile=_CONVERTED,
     ),
-    Service("lfcc-gmm", "detector", "voxarena.services.detectors.lfcc_gmm", "demo", extra="lfcc-gmm"),
-    Service("lfcc-lcnn", "detector", "voxarena.services.detectors.lfcc_lcnn", "demo", extra="lfcc-lcnn"),
-    Service("rawnet2", "detector", "voxarena.services.detectors.rawnet2", "demo", extra="rawnet2"),
-    Service("aasist", "detector", "voxarena.services.detectors.aasist", "demo", extra="aasist"),
+    Service("lfcc-gmm", "detector", "voxarena.services.detectors.lfcc_gmm", "demo", extra="lfcc-gmm", trainable=True),
+    Service(
+        "lfcc-lcnn", "detector", "voxarena.services.detectors.lfcc_lcnn", "demo", extra="lfcc-lcnn", trainable=True
+    ),
+    Service("rawnet2", "detector", "voxarena.services.detectors.rawnet2", "demo", extra="rawnet2", trainable=True),
+    Service("aasist", "detector", "voxarena.services.detectors.aasist", "demo", extra="aasist", trainable=True),
     Service(
         "aasist-asv19",
         "detector",
@@ -122,7 +140,12 @@ SERVICES: tuple[Service, ...] = (
         own_dockerfile=_CONVERTED,
     ),
     Service(
-        "whisper-frontend", "detector", "voxarena.services.detectors.whisper_frontend", "demo", extra="whisper-frontend"
+        "whisper-frontend",
+        "detector",
+        "voxarena.services.detectors.whisper_frontend",
+        "demo",
+        extra="whisper-frontend",
+        trainable=True,
     ),
     Service(
         "hf-audio-classifier",
@@ -132,6 +155,7 @@ SERVICES: tuple[Service, ...] = (
         extra="hf-audio-classifier",
         compose_profile="torch",
         serve_args=("--model-dir", "/model"),
+        volumes=("${VOXARENA_HF_MODEL_DIR:-./models/hf}:/model:ro",),  # your checkpoint
         own_dockerfile="torch, built only on request after `make wheelhouse-torch`: not rebuilt here "
         "to check it against the shared one",
     ),
@@ -146,6 +170,8 @@ SERVICES: tuple[Service, ...] = (
         extra="scorer",
         converted_model="distillmos",
         own_dockerfile="resemblyzer without its dependencies (torch); " + _CONVERTED,
+        cpus=2.0,
+        mem_limit="4g",
     ),
     Service(
         "orchestrator",
@@ -177,13 +203,23 @@ def image_extras() -> list[str]:
     return list(dict.fromkeys(s.extra for s in SERVICES if s.extra and s.compose_profile != "torch"))
 
 
+def trainable(services: tuple[Service, ...] = SERVICES) -> list[str]:
+    """The detectors the training pipeline fits, in catalogue order (``make train-detectors``)."""
+    return [s.name for s in services if s.trainable]
+
+
+USAGE = """usage: python -m voxarena.catalogue extras      (the images' pyproject extras, comma-separated)
+       python -m voxarena.catalogue trainable   (the trainable detectors, space-separated)"""
+
+
 def main(argv: list[str]) -> int:
     if argv == ["extras"]:
         print(",".join(image_extras()))
         return 0
-    print(
-        "usage: python -m voxarena.catalogue extras   (the images' pyproject extras, comma-separated)", file=sys.stderr
-    )
+    if argv == ["trainable"]:
+        print(" ".join(trainable()))
+        return 0
+    print(USAGE, file=sys.stderr)
     return 2
 
 

@@ -5,12 +5,12 @@ round-robin channel).
 
 The engine is left as it was found: a swarm is initialised only if ``docker info`` says inactive, and then left
 again (with the docker_gwbridge network it made) after the stack's services, network and volumes are gone,
-also when the test fails. The fast tests check the stack file against docker-compose.yml (no Docker needed).
+also when the test fails. The fast tests check the stack file against docker-compose.yml (no Docker needed);
+that it is ``make generate``'s output, tests/deploy/test_generate.py.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import shutil
 import subprocess
@@ -24,6 +24,7 @@ import yaml
 from smoke_arena import REPO, SMOKE_CONFIG, assert_same_arena, compose, rows, run_locally, writable_run_dir
 
 from voxarena.catalogue import SERVICES
+from voxarena.deploy import swarm as swarm_stack
 
 STACK = "voxarena-swarm-test"
 NETWORK = f"{STACK}_arena"  # `docker stack deploy` names a stack's networks STACK_NAME
@@ -35,22 +36,7 @@ SYNTHESIZE = "/voxarena.v1.GeneratorService/Synthesize"  # the SDK logs each cal
 ORCHESTRATOR_FILES = ("docker-compose.yml", "compose/swarm-orchestrator.yml")
 
 
-def swarm_stack_module():
-    spec = importlib.util.spec_from_file_location("swarm_stack", REPO / "compose" / "swarm_stack.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-swarm_stack = swarm_stack_module()
-
-
 # ----------------------------------------------------------------------------------- the stack file (fast)
-def test_swarm_file_is_generated_from_the_compose_file():
-    expected = swarm_stack.render((REPO / "docker-compose.yml").read_text())
-    assert (REPO / "compose" / "swarm.yml").read_text() == expected, "run .venv/bin/python compose/swarm_stack.py"
-
-
 def test_swarm_file_runs_every_default_service_as_compose_limits_it():
     compose_services = yaml.safe_load((REPO / "docker-compose.yml").read_text())["services"]
     stack = yaml.safe_load((REPO / "compose" / "swarm.yml").read_text())

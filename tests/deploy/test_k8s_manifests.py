@@ -1,8 +1,8 @@
 """deploy/k8s against the catalogue, docker-compose.yml and the Kubernetes API schemas, offline.
 
-The committed tree must be the generator's output; every document listed by a kustomization validates
-strictly (``kubernetes_validate``) against the oldest API it targets (1.31: podFailurePolicy GA) and the
-newest the package ships; with kubectl on PATH, every buildable kustomization is rendered
+The committed tree is ``make generate``'s output (tests/deploy/test_generate.py); every document listed by
+a kustomization validates strictly (``kubernetes_validate``) against the oldest API it targets (1.31:
+podFailurePolicy GA) and the newest the package ships; with kubectl on PATH, every buildable kustomization is rendered
 (``kubectl kustomize``) and its output validated too. No cluster: nothing here is applied.
 """
 
@@ -22,7 +22,6 @@ import pytest
 import yaml
 
 from voxarena.catalogue import PORT, SERVICES
-from voxarena.deploy.k8s import REGENERATE, render
 
 REPO = Path(__file__).resolve().parents[2]
 K8S = REPO / "deploy" / "k8s"
@@ -85,15 +84,6 @@ def selects(selector: dict, labels: dict[str, str]) -> bool:
 
 
 # ------------------------------------------------------------------------------------- the tree itself
-def test_the_committed_tree_is_the_generators_output():
-    expected = render(REPO)
-    committed = {str(p.relative_to(K8S)): p.read_text() for p in K8S.rglob("*.yaml")}
-    problems = [f"missing {p}" for p in sorted(set(expected) - set(committed))]
-    problems += [f"not generated: {p}" for p in sorted(set(committed) - set(expected))]
-    problems += [f"differs: {p}" for p in sorted(set(expected) & set(committed)) if expected[p] != committed[p]]
-    assert not problems, f"deploy/k8s is stale ({'; '.join(problems)}): run `.venv/bin/{REGENERATE}`"
-
-
 def test_every_file_is_listed_by_a_kustomization_and_every_listed_path_exists():
     listed: set[Path] = set()
     for folder, k in kustomizations().items():
@@ -454,14 +444,3 @@ def test_what_compose_says_and_the_pods_cannot_carry_is_an_error_naming_the_serv
     entry = {k: v for k, v in entry.items() if v is not None}
     with pytest.raises(ComposeError, match=re.escape(f"docker-compose.yml: {message}")):
         compose_runtime({"services": {"espeak-ng": entry}}, "espeak-ng")
-
-
-def test_the_generator_removes_only_the_files_it_made(tmp_path):
-    from voxarena.deploy.k8s import HEADER, write
-
-    (tmp_path / "base").mkdir()
-    (tmp_path / "base" / "gone.yaml").write_text(HEADER + "kind: ConfigMap\n")  # a service since removed
-    (tmp_path / "base" / "mine.yaml").write_text("kind: ConfigMap\n")  # not generated: kept
-    written = write(tmp_path, REPO)
-    assert not (tmp_path / "base" / "gone.yaml").exists() and (tmp_path / "base" / "mine.yaml").exists()
-    assert sorted(written) == sorted(str(p.relative_to(K8S)) for p in K8S.rglob("*.yaml"))

@@ -1,11 +1,14 @@
-"""The service catalogue against every place that names a service: docker-compose.yml, the Dockerfiles,
-the image build, the pyproject extras and install profiles, the Makefile, local mode and the README's
-services table. Fast: files are parsed, nothing is built or started."""
+"""The service catalogue against every place that names a service and is not written from it: the
+Dockerfiles, the image build, the pyproject extras and install profiles, the Makefile, local mode, the
+detectors' training registry and the model classes. (docker-compose.yml, the mTLS overlay, the Swarm stack,
+deploy/k8s and the README's services table are ``make generate``'s output: tests/deploy/test_generate.py.)
+Fast: files are parsed, nothing is built or started."""
 
 from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import re
 import subprocess
 import sys
@@ -13,9 +16,8 @@ from pathlib import Path
 
 import pytest
 import tomllib
-import yaml
 
-from voxarena.catalogue import SERVICE_DOCKERFILE, SERVICES, TEST_DOUBLES, image_extras, local_modules
+from voxarena.catalogue import SERVICE_DOCKERFILE, SERVICES, TEST_DOUBLES, image_extras, local_modules, trainable
 
 REPO = Path(__file__).resolve().parents[2]
 BY_NAME = {s.name: s for s in SERVICES}
@@ -53,18 +55,6 @@ def build_images_module():
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
-
-
-# ----------------------------------------------------------------------------------- docker-compose.yml
-def test_compose_runs_exactly_the_catalogued_services_under_their_images():
-    compose = yaml.safe_load((REPO / "docker-compose.yml").read_text())["services"]
-    assert list(compose) == [s.name for s in SERVICES]
-    for name, entry in compose.items():
-        svc = BY_NAME[name]
-        assert entry["image"] == svc.image, name
-        assert entry.get("profiles", []) == ([svc.compose_profile] if svc.compose_profile else []), name
-        # How an image is built is the catalogue's (compose/build_images.py), not a second copy here.
-        assert "build" not in entry, f"{name}: a build section in docker-compose.yml"
 
 
 # ---------------------------------------------------------------------------------------- Dockerfiles
@@ -175,25 +165,48 @@ def test_local_mode_starts_every_service_and_test_double_by_its_module():
         assert importlib.util.find_spec(runnable) is not None, f"{name}: no {runnable}"
 
 
-# ------------------------------------------------------------------------------------------- README
-def readme_services_table() -> list[list[str]]:
-    text = (REPO / "README.md").read_text()
-    section = text.split("\n## Services\n", 1)[1].split("\n## ", 1)[0]
-    return [
-        [cell.strip() for cell in line.strip("|").split("|")] for line in section.splitlines() if line.startswith("| [")
-    ]
+# ------------------------------------------------------------------------- trainable detectors, model classes
+def test_the_training_registry_trains_exactly_the_trainable_rows_with_their_own_trainer_and_class():
+    from voxarena.services.detectors.training.__main__ import TRAINERS
 
-
-def test_the_readme_services_table_lists_exactly_the_catalogued_services():
-    rows = readme_services_table()
-    listed = [re.fullmatch(r"\[([\w-]+)\]\(([^)]+)\)", row[0]).groups() for row in rows]
-    served = [s for s in SERVICES if s.role != "orchestrator"]
-    assert sorted(name for name, _ in listed) == sorted(s.name for s in served)
-    for (name, link), row in zip(listed, rows):
+    assert list(TRAINERS) == trainable() == [s.name for s in SERVICES if s.trainable]
+    for name, (trainer, model) in TRAINERS.items():
         svc = BY_NAME[name]
-        assert link == f"{svc.module.replace('.', '/')}/README.md", name
-        assert row[1] == svc.role, name
-        assert ("non-free" in row[-1]) == (svc.compose_profile == "nonfree"), f"{name}: licence note"
+        assert svc.role == "detector", name
+        assert trainer == f"{svc.module}.train" and importlib.util.find_spec(trainer) is not None, name
+        assert model.startswith(f"{svc.module}.model:"), name
+
+
+def test_make_train_detectors_trains_the_trainable_rows():
+    out = subprocess.run(
+        ["make", "-s", "--no-print-directory", "--eval", "print-detectors: ; @echo $(DETECTORS)", "print-detectors"],
+        cwd=REPO,
+        env={**os.environ, "VENV": sys.prefix},
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert out.split() == trainable()
+    cli = subprocess.run([sys.executable, "-m", "voxarena.catalogue", "trainable"], capture_output=True, text=True)
+    assert cli.returncode == 0 and cli.stdout.split() == trainable()
+
+
+def test_every_served_row_has_one_model_class_that_answers_getinfo_with_its_name():
+    from voxarena.services.model_class import model_class
+
+    for svc in SERVICES:
+        if svc.role in ("generator", "detector", "transform"):
+            assert model_class(svc.module).name == svc.name, svc.name
+
+
+def test_an_opt_in_nonfree_service_says_so_in_its_licence():
+    """GetInfo's licence is what the README's table shows: a user must read "non-free" before opting in."""
+    from voxarena.services.model_class import model_class
+
+    for svc in SERVICES:
+        if svc.role in ("generator", "detector", "transform"):
+            nonfree = "non-free" in model_class(svc.module).licence.lower()
+            assert nonfree == (svc.compose_profile == "nonfree"), svc.name
 
 
 # ------------------------------------------------------------------------- slow build steps' cache keys

@@ -30,30 +30,18 @@ from pathlib import Path
 
 import numpy as np
 
+from voxarena.catalogue import SERVICES
 from voxarena.codec import read_audio_file
 from voxarena.hashing import sha256_file
 from voxarena.services.detectors.trained import METADATA_FILE, TRAINING_MANIFEST_FILE, read_verified_metadata
+from voxarena.services.model_class import class_path
 
 from .data import build_training_manifest, cllr, equal_error_rate, manifest_sha256, write_manifest
 from .loao import loao_calibration
 
-# detector name -> (trainer module with fit(), serving model class)
-TRAINERS = {
-    "lfcc-gmm": (
-        "voxarena.services.detectors.lfcc_gmm.train",
-        "voxarena.services.detectors.lfcc_gmm.model:LfccGmmModel",
-    ),
-    "lfcc-lcnn": (
-        "voxarena.services.detectors.lfcc_lcnn.train",
-        "voxarena.services.detectors.lfcc_lcnn.model:LfccLcnnModel",
-    ),
-    "rawnet2": ("voxarena.services.detectors.rawnet2.train", "voxarena.services.detectors.rawnet2.model:RawNet2Model"),
-    "aasist": ("voxarena.services.detectors.aasist.train", "voxarena.services.detectors.aasist.model:AasistModel"),
-    "whisper-frontend": (
-        "voxarena.services.detectors.whisper_frontend.train",
-        "voxarena.services.detectors.whisper_frontend.model:WhisperFrontendModel",
-    ),
-}
+# detector name -> (trainer module with fit(), serving model class): every catalogue row marked trainable,
+# its trainer beside its model (``voxarena/services/detectors/<name>/train.py``).
+TRAINERS = {s.name: (f"{s.module}.train", class_path(s.module)) for s in SERVICES if s.trainable}
 DEFAULT_SEED = 20260101
 
 

@@ -1,7 +1,5 @@
-"""The Docker Swarm stack file, ``compose/swarm.yml``, made from ``docker-compose.yml`` so the two cannot drift.
-
-    python compose/swarm_stack.py            # rewrite compose/swarm.yml
-    python compose/swarm_stack.py --check    # exit 1 if compose/swarm.yml is not what docker-compose.yml gives
+"""The Docker Swarm stack file, ``compose/swarm.yml``, made from ``docker-compose.yml``'s services
+(``make generate``), so the two cannot drift.
 
 ``docker stack deploy`` refuses some keys of the compose file and ignores others (measured with Docker 20.10
 and its 28.2 client): it refuses ``profiles``, ``pids_limit``, ``cpus`` and ``mem_limit`` (limits go under
@@ -21,19 +19,17 @@ attachable overlays, ``internal`` kept (no egress), so a one-off orchestrator co
 
 from __future__ import annotations
 
-import argparse
 import re
-import sys
-from pathlib import Path
 from typing import Any
 
 import yaml
 
-from voxarena.catalogue import SERVICES
+from voxarena.catalogue import Service
 
-ROOT = Path(__file__).resolve().parents[1]
-COMPOSE_FILE = ROOT / "docker-compose.yml"
-STACK_FILE = ROOT / "compose" / "swarm.yml"
+from .compose import COMPOSE_FILE, RUN_CONFIG
+from .header import yaml_header
+
+STACK_FILE = "compose/swarm.yml"
 STACK_VERSION = "3.9"  # the first compose file version whose deploy.resources.limits has pids
 
 KEPT = ("image", "command", "user", "read_only", "cap_drop", "environment", "working_dir", "healthcheck", "networks")
@@ -47,13 +43,12 @@ SIZE_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
 # here, replicas replaced mid-run with compose's 5 s timeout and 3 retries.
 SWARM_HEALTH = {"interval": "10s", "timeout": "30s", "retries": 5}
 
-HEADER = """\
-# VoxArena on Docker Swarm. GENERATED from docker-compose.yml by compose/swarm_stack.py: edit that file and run
-#   .venv/bin/python compose/swarm_stack.py
+HEADER = f"""\
+# VoxArena on Docker Swarm: docker-compose.yml's default services, translated key by key.
 # Deploy (images are local: `make images` on every node; --resolve-image never asks no registry):
 #   docker stack deploy --resolve-image never -c compose/swarm.yml voxarena
 #   docker-compose -f docker-compose.yml -f compose/swarm-orchestrator.yml run --rm orchestrator \\
-#     run configs/compose.yaml       # the orchestrator as in docker-compose.yml, on the stack's network
+#     run {RUN_CONFIG}       # the orchestrator as in docker-compose.yml, on the stack's network
 # What differs from docker-compose.yml: compose/README.md, "Docker Swarm".
 """
 
@@ -97,7 +92,7 @@ def swarm_service(name: str, service: dict[str, Any]) -> dict[str, Any]:
     deploy: dict[str, Any] = {"replicas": 1, "endpoint_mode": "dnsrr"}
     limits: dict[str, Any] = {}
     for key, value in service.items():
-        where = f"{COMPOSE_FILE.name}: services.{name}.{key}"
+        where = f"{COMPOSE_FILE}: services.{name}.{key}"
         if key in KEPT or key in DROPPED:
             continue
         if key in LIMITS:
@@ -109,23 +104,23 @@ def swarm_service(name: str, service: dict[str, Any]) -> dict[str, Any]:
         elif key == "tmpfs":
             out["volumes"] = [_tmpfs_mount(spec, where) for spec in ([value] if isinstance(value, str) else value)]
         else:
-            raise StackError(f"{where}: no swarm translation for {key!r}; add one to compose/swarm_stack.py")
+            raise StackError(f"{where}: no swarm translation for {key!r}; add one to voxarena/deploy/swarm.py")
     if limits:
         deploy["resources"] = {"limits": limits}
     out["deploy"] = deploy
     return out
 
 
-def stack(compose: dict[str, Any]) -> dict[str, Any]:
+def stack(compose: dict[str, Any], catalogue: tuple[Service, ...]) -> dict[str, Any]:
     """The stack file's content: every catalogue service without a compose profile, and the networks as
     attachable overlays."""
     services = compose.get("services", {})
     out: dict[str, Any] = {}
-    for s in SERVICES:
+    for s in catalogue:
         if s.compose_profile is not None:
             continue
         if s.name not in services:
-            raise StackError(f"{COMPOSE_FILE.name}: services.{s.name} is in the catalogue but not in the file")
+            raise StackError(f"{COMPOSE_FILE}: services.{s.name} is in the catalogue but not in the file")
         out[s.name] = swarm_service(s.name, services[s.name])
     networks = {
         name: {"driver": "overlay", "attachable": True, **({"internal": True} if (net or {}).get("internal") else {})}
@@ -134,28 +129,8 @@ def stack(compose: dict[str, Any]) -> dict[str, Any]:
     return {"version": STACK_VERSION, "services": out, "networks": networks}
 
 
-def render(compose_text: str) -> str:
-    content = stack(yaml.safe_load(compose_text))
-    return HEADER + yaml.dump(content, Dumper=_Dumper, sort_keys=False, width=120, default_flow_style=None)
-
-
-def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--check", action="store_true", help="exit 1 if compose/swarm.yml is out of date")
-    args = parser.parse_args(argv)
-    try:
-        text = render(COMPOSE_FILE.read_text())
-    except StackError as e:
-        print(f"swarm_stack: {e}", file=sys.stderr)
-        return 2
-    if args.check:
-        if not STACK_FILE.is_file() or STACK_FILE.read_text() != text:
-            print(f"{STACK_FILE} is out of date: run python compose/swarm_stack.py", file=sys.stderr)
-            return 1
-        return 0
-    STACK_FILE.write_text(text)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+def render(compose: dict[str, Any], catalogue: tuple[Service, ...]) -> str:
+    """The text of compose/swarm.yml from the parsed docker-compose.yml."""
+    content = stack(compose, catalogue)
+    body = yaml.dump(content, Dumper=_Dumper, sort_keys=False, width=120, default_flow_style=None)
+    return yaml_header("voxarena/deploy/compose.py", "voxarena/deploy/swarm.py") + HEADER + body
