@@ -83,15 +83,17 @@ generate-check:
 	$(PY) -m voxarena.deploy.generate --check
 
 # The stubs are part of voxarena-sdk: sdk/src/voxarena/v1.
+# The rules the .proto comments state (MUST/SHOULD [id]) go into the conformance package beside them.
 proto:
 	$(PY) -m grpc_tools.protoc -Iproto --python_out=sdk/src --pyi_out=sdk/src --grpc_python_out=sdk/src $(PROTOS)
+	$(PY) proto/extract_rules.py
 
 # Fails when the committed stubs differ from what the .proto files generate.
 proto-check:
 	@tmp=$$(mktemp -d); \
 	$(PY) -m grpc_tools.protoc -Iproto --python_out=$$tmp --pyi_out=$$tmp --grpc_python_out=$$tmp $(PROTOS) && \
 	for f in $$tmp/voxarena/v1/*; do diff -q $$f sdk/src/voxarena/v1/$$(basename $$f) || { echo "stubs are stale: run make proto"; exit 1; }; done; \
-	rm -rf $$tmp; echo "proto stubs are current"
+	rm -rf $$tmp; $(PY) proto/extract_rules.py --check && echo "proto stubs and contract rules are current"
 
 # ruff (lint + format check) and mypy: lenient for everything, strict for the contract side and the SDK (pyproject.toml).
 LINT_PATHS := voxarena sdk tests benchmarks compose examples
