@@ -38,6 +38,7 @@ COMPOSE_PORT = 50051
 # A new log record: Python logging's asctime, or gRPC core's "E1205 ..." prefix. Other lines continue one.
 _RECORD_START = re.compile(r"^(\S+\s+\|\s+)?(\d{4}-\d\d-\d\d|[EWIDF]\d{4} )")
 MAX_CONTINUATION = 60  # traceback lines kept after an error line
+_ERROR = re.compile(r"\b(ERROR|CRITICAL|FATAL)\b|Traceback|Exception")
 
 
 class LogUnavailable(RuntimeError):
@@ -228,17 +229,19 @@ def _naming(request_id: str) -> re.Pattern[str]:
 
 
 def lines_naming(lines: list[str], request_ids: Collection[str]) -> list[tuple[int, str]]:
-    """(1-based line number, line) of every line naming one of ``request_ids``, with the lines that
-    continue each one (a traceback after an error line), at most ``MAX_CONTINUATION`` of them."""
+    """(1-based line number, line) of every line naming one of ``request_ids``; an error line comes with
+    the lines that continue it (its traceback), at most ``MAX_CONTINUATION`` of them."""
     patterns = [_naming(i) for i in request_ids if i]
     out: list[tuple[int, str]] = []
     k = 0
     while k < len(lines):
-        if not any(p.search(lines[k]) for p in patterns):
-            k += 1
-            continue
-        out.append((k + 1, lines[k]))
+        line = lines[k]
         k += 1
+        if not any(p.search(line) for p in patterns):
+            continue
+        out.append((k, line))
+        if not _ERROR.search(line):
+            continue
         start = k
         while k < len(lines) and k - start < MAX_CONTINUATION and lines[k] and not _RECORD_START.match(lines[k]):
             out.append((k + 1, lines[k]))
