@@ -18,6 +18,7 @@ from voxarena.orchestrator.cli.datasets import datasets_app
 from voxarena.orchestrator.cli.offline import composite_app, metrics_app
 from voxarena.orchestrator.cli.output import console, err, fail
 from voxarena.orchestrator.cli.runs import compare, compare_check, compare_timing_cmd, merge, report, status
+from voxarena.orchestrator.cli.triage import explain
 from voxarena.orchestrator.fleet.clients import ServiceStartError
 from voxarena.orchestrator.metrics.scorer_client import MetricsInterrupted
 from voxarena.orchestrator.run.config import ConfigError, load_config
@@ -151,6 +152,7 @@ def race(
 
 # `orchestrator --help` lists the commands in the order they are registered.
 app.command()(status)
+app.command()(explain)
 app.command()(compare)
 app.command("compare-check")(compare_check)
 app.command("compare-timing")(compare_timing_cmd)

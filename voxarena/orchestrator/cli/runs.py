@@ -8,11 +8,23 @@ from pathlib import Path
 import typer
 
 from voxarena.orchestrator.cli.output import console, err, fail, print_json
+from voxarena.orchestrator.cli.triage import PLATFORM_HELP, print_failed
 
 
 def status(
     run_dir: Path = typer.Argument(..., help="run directory"),
-    json_out: bool = typer.Option(False, "--json", help="print the coverage as JSON"),
+    json_out: bool = typer.Option(False, "--json", help="print the coverage (with --failed: the rows) as JSON"),
+    failed: bool = typer.Option(
+        False,
+        "--failed",
+        help="list each failed row: id, kind, code, reason and the log to read (tab-separated "
+        "when piped); `orchestrator explain RUN ID` then shows one",
+    ),
+    stage: str | None = typer.Option(
+        None, help="with --failed: only generation, degradation, detection or measurement"
+    ),
+    service: str | None = typer.Option(None, help="with --failed: only this service (or DETECTOR@CONDITION)"),
+    platform: str = typer.Option("auto", envvar="VOXARENA_PLATFORM", help="with --failed: " + PLATFORM_HELP),
 ) -> None:
     """Coverage of a run: done, failed and pending per stage and service, with failure reasons.
 
@@ -27,7 +39,9 @@ def status(
     except NotARunDirectory as e:
         err.print(f"[red]error:[/red] {e}", highlight=False)
         raise typer.Exit(2) from None
-    if json_out:
+    if failed:
+        print_failed(run_dir, stage, service, platform, json_out)
+    elif json_out:
         print_json(st)
     else:
         part = f", shard {st['shard']}" if st["shard"] else ""

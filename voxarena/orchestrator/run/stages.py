@@ -15,14 +15,15 @@ points to it, so a run killed at any moment resumes to the same results.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from google.protobuf import json_format
 
-from voxarena.codec import AudioFormatError, clip_to_wav_bytes, encode_audio
+from voxarena.codec import AudioClip, AudioFormatError, clip_to_wav_bytes, encode_audio
 from voxarena.orchestrator.fleet.clients import CallFailed
 from voxarena.orchestrator.fleet.fleet import Service, ServiceFleet
-from voxarena.orchestrator.run.config import ProtocolConfig
+from voxarena.orchestrator.run.config import ProtocolConfig, ServiceConfig
 from voxarena.orchestrator.run.degrade import ConditionFailed, Degrade
 from voxarena.orchestrator.run.manifest import ManifestItem
 from voxarena.orchestrator.run.plan import GenerationJob
@@ -36,6 +37,67 @@ from voxarena.v1 import detector_pb2, generator_pb2, scorer_pb2
 
 class MissingInput(ValueError):
     """The item lacks an input its task needs (e.g. no text for TTS)."""
+
+
+def synthesize_request(
+    job: GenerationJob, cfg: ServiceConfig, run_dir: Path, row: dict[str, Any], previous: dict[str, Any] | None
+) -> generator_pb2.SynthesizeRequest:
+    """The request for ``job`` to a generator configured as ``cfg``, from the inputs its task takes; fills
+    the row's ``text``. I2D iteration k > 1 takes iteration k-1's clip (``previous``, stored under
+    ``run_dir``) as its reference audio and, for CLONE, the target text as its reference text. The one
+    builder: the run sends it, ``orchestrator explain`` shows it."""
+    item, needs = job.item, task_inputs(job.task)
+    req = generator_pb2.SynthesizeRequest(
+        request_id=row["id"],
+        seed=item.seed,
+        task=generator_pb2.Task.Value(job.task),
+        voice=cfg.voice,
+        parameters=cfg.parameters,
+    )
+    if needs.text:
+        if not item.text:
+            raise MissingInput(f"{row['id']}: item has no text (no transcript and no prompts configured)")
+        req.text = item.text
+        row["text"] = item.text
+    if needs.reference:
+        if previous is not None:
+            reference = read_clip(run_dir / previous["audio"], previous["audio_sha256"], previous["id"])
+        else:
+            reference = item_audio(job.reference)
+        req.reference_audio.CopyFrom(encode_audio(reference))
+    if needs.reference_text:
+        req.reference_text = item.text if previous is not None else job.reference.text
+    if needs.source:
+        req.source_audio.CopyFrom(encode_audio(item_audio(item)))
+        # The words the clip should say, for WER: known for a transcript, not for a prompt.
+        row["text"] = item.text if item.text_source == "transcript" else ""
+    return req
+
+
+def score_request(request_id: str, audio: AudioClip, cfg: ServiceConfig) -> detector_pb2.ScoreRequest:
+    """One clip as a detector configured as ``cfg`` is sent it (in a ScoreBatch)."""
+    return detector_pb2.ScoreRequest(request_id=request_id, audio=encode_audio(audio), parameters=cfg.parameters)
+
+
+def measure_request(c: Clip, metrics: list[str], items: dict[str, ManifestItem]) -> scorer_pb2.ClipRequest:
+    """A generated clip as the scorer is sent it (in a MeasureClips batch), with its references from ``items``."""
+    g = c.generation()
+    ref = items[g["speaker_reference"]]
+    req = scorer_pb2.ClipRequest(
+        request_id=c.id,
+        metrics=metrics,
+        text=g.get("text", ""),
+        audio=encode_audio(read_clip(c.path, c.sha256, c.id)),
+        speaker_reference=encode_audio(item_audio(ref)),
+    )
+    # An aligned reference: the source of a reconstruction/conversion, or the original
+    # recording of the very words a TTS clip says (transcripts, not prompts).
+    from_source = task_inputs(c.task).source
+    if from_source or (c.task == "TTS" and c.item.text_source == "transcript"):
+        req.source_reference.CopyFrom(encode_audio(item_audio(c.item)))
+        req.reference_aligned = from_source
+    json_format.ParseDict(g["timing"], req.generation_timing)
+    return req
 
 
 class Generate:
@@ -58,44 +120,11 @@ class Generate:
             row["reference_clip"] = previous["id"]
         return row
 
-    def _request(
-        self, job: GenerationJob, svc: Service, row: dict[str, Any], previous: dict[str, Any] | None
-    ) -> generator_pb2.SynthesizeRequest:
-        """The request for ``job``, from the inputs its task takes; fills the row's ``text``. I2D iteration
-        k > 1 takes iteration k-1's clip (``previous``) as its reference audio and, for CLONE, the
-        target text as its reference text."""
-        item, needs = job.item, task_inputs(job.task)
-        req = generator_pb2.SynthesizeRequest(
-            request_id=row["id"],
-            seed=item.seed,
-            task=generator_pb2.Task.Value(job.task),
-            voice=svc.cfg.voice,
-            parameters=svc.cfg.parameters,
-        )
-        if needs.text:
-            if not item.text:
-                raise MissingInput(f"{row['id']}: item has no text (no transcript and no prompts configured)")
-            req.text = item.text
-            row["text"] = item.text
-        if needs.reference:
-            if previous is not None:
-                reference = read_clip(self.store.dir / previous["audio"], previous["audio_sha256"], previous["id"])
-            else:
-                reference = item_audio(job.reference)
-            req.reference_audio.CopyFrom(encode_audio(reference))
-        if needs.reference_text:
-            req.reference_text = item.text if previous is not None else job.reference.text
-        if needs.source:
-            req.source_audio.CopyFrom(encode_audio(item_audio(item)))
-            # The words the clip should say, for WER: known for a transcript, not for a prompt.
-            row["text"] = item.text if item.text_source == "transcript" else ""
-        return req
-
     def __call__(self, job: GenerationJob, iteration: int = 1, previous: dict | None = None) -> dict:
         svc = self.fleet[job.generator]
         row = self._base(job, iteration, previous)
         try:
-            req = self._request(job, svc, row, previous)
+            req = synthesize_request(job, svc.cfg, self.store.dir, row, previous)
             resp, attempts = svc.call("Synthesize", req)
             row["attempts"] = attempts
             p = self.protocol
@@ -153,14 +182,14 @@ class Detect:
                 "speaker": c.item.speaker,
             }
             try:
-                audio = encode_audio(self.degrade(c, condition))
+                request = score_request(base["id"], self.degrade(c, condition), svc.cfg)
             except ConditionFailed as e:
                 rows.append(failed_row(base, e.failure, str(e), e.code))
                 continue
             except (AudioFormatError, OSError) as e:
                 rows.append(failed_row(base, Failure.INPUT, str(e)))
                 continue
-            items.append(detector_pb2.ScoreRequest(request_id=base["id"], audio=audio, parameters=svc.cfg.parameters))
+            items.append(request)
             sent.append(base)
         if items:
             rows.extend(self._score(detector, svc, items, sent))
@@ -206,25 +235,6 @@ class Measure:
     ) -> None:
         self.store, self.fleet, self.metrics, self.items = store, fleet, list(metrics), items
 
-    def _request(self, c: Clip) -> scorer_pb2.ClipRequest:
-        g = c.generation()
-        ref = self.items[g["speaker_reference"]]
-        req = scorer_pb2.ClipRequest(
-            request_id=c.id,
-            metrics=self.metrics,
-            text=g.get("text", ""),
-            audio=encode_audio(read_clip(c.path, c.sha256, c.id)),
-            speaker_reference=encode_audio(item_audio(ref)),
-        )
-        # An aligned reference: the source of a reconstruction/conversion, or the original
-        # recording of the very words a TTS clip says (transcripts, not prompts).
-        from_source = task_inputs(c.task).source
-        if from_source or (c.task == "TTS" and c.item.text_source == "transcript"):
-            req.source_reference.CopyFrom(encode_audio(item_audio(c.item)))
-            req.reference_aligned = from_source
-        json_format.ParseDict(g["timing"], req.generation_timing)
-        return req
-
     def __call__(self, clips: list[Clip]) -> list[dict]:
         rows, reqs, sent = [], [], []
         for c in clips:
@@ -237,7 +247,7 @@ class Measure:
                 "speaker": c.item.speaker,
             }
             try:
-                reqs.append(self._request(c))
+                reqs.append(measure_request(c, self.metrics, self.items))
             except (AudioFormatError, OSError) as e:
                 rows.append(failed_row(base, Failure.INPUT, str(e)))
                 continue
