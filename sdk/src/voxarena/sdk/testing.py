@@ -14,14 +14,14 @@ Not a context manager's only form: ``served = serve_in_process(model)`` ... ``se
 with TLS (``security=ServerSecurity(...)``) is reached with ``client=ClientSecurity(...)`` (its CA, and
 its client certificate under mTLS; voxarena.transport).
 ``serve_servicers`` does the same for servicers written without the model base classes (the scorer),
-and ``InProcessServer(create_server(...)).start()`` for a server built by hand.
+and ``InProcessServer(built).start()`` for a server built by other means (``create_server``, by hand).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from types import TracebackType
-from typing import Any
+from typing import Any, Protocol
 
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
@@ -30,7 +30,7 @@ from voxarena.transport import PLAINTEXT, ClientSecurity
 from voxarena.v1 import detector_pb2_grpc, generator_pb2_grpc, transform_pb2_grpc
 
 from .model import DetectorModel, GeneratorModel, TransformModel, _ModelBase
-from .server import Registration, RunningServer, create_model_server, create_server
+from .server import Registration, create_model_server, create_server
 from .servicers import DEFAULT_MAX_MESSAGE_MB
 
 LOCAL_ADDRESS = "127.0.0.1:0"
@@ -44,30 +44,42 @@ _ROLE_STUBS: tuple[tuple[type[_ModelBase], Callable[[grpc.Channel], Any]], ...] 
 )
 
 
-class InProcessServer:
-    """A built server (``RunningServer``) started in this process, with a channel to it (``client``'s
-    transport security; plaintext by default).
+class BuiltServer(Protocol):
+    """A server built and not yet started: ``RunningServer``, or one made by hand with health."""
 
-    ``start`` starts it, runs ``load`` (the model's ``load()`` and ``mark_ready()``; a servicer's
-    ``load``), sets health SERVING and waits until a health Check says so. Without ``load`` the server
-    stays NOT_SERVING (a test of the loading state) and ``start`` waits for any health answer.
-    ``stop`` closes the channel and stops the server (``grace`` seconds for calls in flight).
+    server: grpc.Server
+    port: int
+
+    def set_serving(self, serving: bool) -> None: ...
+
+
+class InProcessServer:
+    """A built server started in this process, with a channel to it (``client``'s transport security;
+    plaintext by default).
+
+    ``start`` starts it, runs ``load`` if any (the model's ``load()`` and ``mark_ready()``; a servicer's
+    ``load``), and with ``ready`` sets health SERVING and waits until a health Check says so. Without
+    ``ready`` the server stays NOT_SERVING (a test of the loading state) and ``start`` waits for any
+    health answer. ``stop`` closes the channel and stops the server (``grace`` seconds for calls in flight).
     """
 
     def __init__(
         self,
-        running: RunningServer,
+        running: BuiltServer,
         load: Callable[[], None] | None = None,
+        ready: bool = True,
         host: str = "127.0.0.1",
         model: _ModelBase | None = None,
         max_message_mb: float = DEFAULT_MAX_MESSAGE_MB,
         client: ClientSecurity = PLAINTEXT,
     ) -> None:
-        self.running, self.model, self._load, self.client = running, model, load, client
+        self.running, self.model, self.client = running, model, client
+        self._load, self._ready = load, ready
         self.host = "localhost" if host in WILDCARD_HOSTS else host
-        # The client never the stricter side: a message refused is refused by the server under test.
+        # The client never the stricter side (grpc's send limit is none): a message refused is refused by the
+        # server under test.
         limit = int(max(max_message_mb, DEFAULT_MAX_MESSAGE_MB) * 1024 * 1024)
-        self._channel_options = [("grpc.max_receive_message_length", limit), ("grpc.max_send_message_length", limit)]
+        self._channel_options: list[tuple[str, object]] = [("grpc.max_receive_message_length", limit)]
         self._channel: grpc.Channel | None = None
 
     @property
@@ -83,7 +95,7 @@ class InProcessServer:
     def channel(self) -> grpc.Channel:
         """A channel to the server, made on first use and closed by ``stop``."""
         if self._channel is None:
-            self._channel = self.client.channel(self.address, list(self._channel_options))
+            self._channel = self.client.channel(self.address, self._channel_options)
         return self._channel
 
     def stub(self, stub_class: Callable[[grpc.Channel], Any] | None = None) -> Any:
@@ -96,10 +108,11 @@ class InProcessServer:
 
     def start(self) -> InProcessServer:
         self.running.server.start()
-        if self._load is not None:
-            self._load()
+        if self._ready:
+            if self._load is not None:
+                self._load()
             self.running.set_serving(True)
-        self.wait_for_health(serving=self._load is not None)
+        self.wait_for_health(serving=self._ready)
         return self
 
     def wait_for_health(self, serving: bool = True, timeout: float = READY_SECONDS) -> None:
@@ -144,7 +157,7 @@ def serve_in_process(
         model.mark_ready()
 
     max_message_mb = server_options.get("max_message_mb", DEFAULT_MAX_MESSAGE_MB)
-    served = InProcessServer(running, load if ready else None, _host(address), model, max_message_mb, client)
+    served = InProcessServer(running, load, ready, _host(address), model, max_message_mb, client)
     return served.start()
 
 
@@ -161,7 +174,7 @@ def serve_servicers(
     _check_transport(server_options, client)
     running = create_server(registrations, address, **server_options)
     max_message_mb = server_options.get("max_message_mb", DEFAULT_MAX_MESSAGE_MB)
-    return InProcessServer(running, load or _nothing, _host(address), None, max_message_mb, client).start()
+    return InProcessServer(running, load, True, _host(address), None, max_message_mb, client).start()
 
 
 def _check_transport(server_options: dict[str, Any], client: ClientSecurity) -> None:
@@ -172,7 +185,3 @@ def _check_transport(server_options: dict[str, Any], client: ClientSecurity) -> 
 
 def _host(address: str) -> str:
     return address.rpartition(":")[0]
-
-
-def _nothing() -> None:
-    """A servicer with nothing to load is ready as soon as it is started."""
