@@ -212,19 +212,14 @@ def sdk_wheel(tmp_path_factory) -> Path:
 def in_process_model() -> Iterator[Callable[..., str]]:
     """``start(model) -> "127.0.0.1:PORT"``: an SDK model served in this process on a free port, loaded and
     SERVING; every server started is stopped at the end."""
-    from voxarena.sdk import create_model_server
+    from voxarena.sdk.testing import serve_in_process
 
     servers = []
 
     def start(model) -> str:
-        running = create_model_server(model, "127.0.0.1:0")
-        model.load()
-        model.mark_ready()
-        running.server.start()
-        running.set_serving(True)
-        servers.append(running.server)
-        return f"127.0.0.1:{running.port}"
+        servers.append(serve_in_process(model))
+        return servers[-1].address
 
     yield start
-    for server in servers:
-        server.stop(0)
+    for served in servers:
+        served.stop()

@@ -15,7 +15,7 @@ from voxarena.attack.client import DetectorScore
 from voxarena.attack.search import AttackQueryError
 from voxarena.codec import clip_to_wav_bytes, read_audio_file
 from voxarena.orchestrator.fleet.clients import DetectorClient
-from voxarena.sdk.server import create_model_server
+from voxarena.sdk.testing import serve_in_process
 from voxarena.services.testing.dummy_detector import DummyDetector
 
 
@@ -34,15 +34,10 @@ class Counting(DummyDetector):
 @pytest.fixture
 def detector():
     model = Counting()
-    running = create_model_server(model)
-    model.load()
-    model.mark_ready()
-    running.server.start()
-    running.set_serving(True)
-    client = DetectorClient("dummy-detector", f"localhost:{running.port}", deadline=30, retries=2, backoff=0.1)
-    yield model, client
-    client.close()
-    running.server.stop(0)
+    with serve_in_process(model, "[::]:0") as served:
+        client = DetectorClient("dummy-detector", served.address, deadline=30, retries=2, backoff=0.1)
+        yield model, client
+        client.close()
 
 
 def test_the_attack_raises_the_dummy_detectors_score(detector, buzz_clip):

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from voxarena.conformance import run_conformance
-from voxarena.sdk import create_model_server
+from voxarena.sdk.testing import serve_in_process
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples"
@@ -61,15 +61,8 @@ def test_the_examples_import_only_the_sdk_of_voxarena():
 @pytest.mark.parametrize("folder", list(MODELS))
 def test_the_example_model_passes_conformance_in_process(example, folder):
     model = getattr(example(folder), MODELS[folder][1])()
-    running = create_model_server(model, "127.0.0.1:0")
-    model.load()
-    model.mark_ready()
-    running.server.start()
-    running.set_serving(True)
-    try:
-        checks = run_conformance(f"127.0.0.1:{running.port}", timeout=60)
-    finally:
-        running.server.stop(0)
+    with serve_in_process(model) as served:
+        checks = run_conformance(served.address, timeout=60)
     assert not [c for c in checks if c.status == "FAIL"], [c for c in checks if c.status == "FAIL"]
     assert {c.name for c in checks if c.status == "SKIP"} == NOT_APPLICABLE[folder]
 

@@ -84,8 +84,16 @@ TARGETS = [
     Target("channel", ("voxarena/orchestrator/run/channel.py",), ("tests/orchestrator/test_channel.py",)),
     Target(
         "sdk",
-        ("sdk/src/voxarena/sdk/errors.py", "sdk/src/voxarena/sdk/server.py"),
-        ("tests/services/test_sdk_server.py", "tests/services/test_bad_input_codes.py"),
+        (
+            "sdk/src/voxarena/sdk/errors.py",
+            "sdk/src/voxarena/sdk/servicers.py",
+            "sdk/src/voxarena/sdk/interceptors.py",
+        ),
+        (
+            "tests/services/test_sdk_server.py",
+            "tests/services/test_bad_input_codes.py",
+            "tests/services/test_call_log.py",
+        ),
         only=(
             "GetInfo",
             "_to_request",
@@ -95,7 +103,11 @@ TARGETS = [
             "Score",
             "ScoreBatch",
             "intercept_service",
-            "wrapper",
+            "__call__",
+            "_mapped",
+            "error_prefix",
+            "request_ids",
+            "call_log_line",
             "tolerant_deserializer",
             "parse",
             "_require_ready",
@@ -103,7 +115,7 @@ TARGETS = [
             "_options",
             "_decode",
         ),
-        note="error mapping and echo: the servicers, the interceptor and its tolerant deserializer",
+        note="error mapping and echo: the servicers, the interceptor, its tolerant deserializer and call log line",
     ),
     Target(
         "clients",

@@ -13,7 +13,7 @@ import pytest
 from voxarena.orchestrator.fleet.clients import CallFailed, GeneratorClient
 from voxarena.sdk import AudioClip, GeneratorModel, SynthesisResult
 from voxarena.sdk.errors import InternalError, InvalidArgument, NotReady, TimeLimitExceeded, Unimplemented
-from voxarena.sdk.server import create_model_server
+from voxarena.sdk.testing import serve_in_process
 from voxarena.v1 import generator_pb2
 
 
@@ -47,14 +47,10 @@ class Scripted(GeneratorModel):
 @pytest.fixture
 def scripted():
     model = Scripted()
-    running = create_model_server(model, "127.0.0.1:0")
-    running.server.start()
-    model.mark_ready()
-    running.set_serving(True)
-    client = GeneratorClient("scripted", f"127.0.0.1:{running.port}", deadline=10, retries=3, backoff=0.05)
-    yield model, client
-    client.close()
-    running.server.stop(0)
+    with serve_in_process(model) as served:
+        client = GeneratorClient("scripted", served.address, deadline=10, retries=3, backoff=0.05)
+        yield model, client
+        client.close()
 
 
 def request() -> generator_pb2.SynthesizeRequest:

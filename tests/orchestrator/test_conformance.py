@@ -14,7 +14,7 @@ import soundfile as sf
 from voxarena.conformance import STILL_SERVING, run_conformance
 from voxarena.conformance.session import UNDECODABLE
 from voxarena.orchestrator.fleet.local_services import LocalService
-from voxarena.sdk import create_model_server
+from voxarena.sdk.testing import InProcessServer, serve_in_process
 from voxarena.services.testing import raw_faulty_services
 from voxarena.services.testing.faulty_detector import FAULTS as DETECTOR_FAULTS
 from voxarena.services.testing.faulty_detector import FaultyDetector
@@ -122,23 +122,19 @@ def service(tmp_path):
 @pytest.fixture
 def in_process():
     """Start a model (SDK) or a raw server in this process on a free port; stopped at the end."""
-    servers = []
+    servers: list[InProcessServer] = []
 
     def start(model=None, raw: tuple[str, str] | None = None) -> str:
         if raw is not None:
-            running = raw_faulty_services.build_server(*raw, "127.0.0.1:0")
+            served = InProcessServer(raw_faulty_services.build_server(*raw, "127.0.0.1:0")).start()
         else:
-            running = create_model_server(model, "127.0.0.1:0")
-            model.load()
-            model.mark_ready()
-        running.server.start()
-        running.set_serving(True)
-        servers.append(running.server)
-        return f"127.0.0.1:{running.port}"
+            served = serve_in_process(model)
+        servers.append(served)
+        return served.address
 
     yield start
-    for server in servers:
-        server.stop(0)
+    for served in servers:
+        served.stop()
 
 
 def _failed_families(checks, allowed: set[str]) -> set[str]:

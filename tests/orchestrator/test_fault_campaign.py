@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from voxarena.sdk.testing import InProcessServer
 from voxarena.services.testing import raw_faulty_services
 
 REPO = Path(__file__).resolve().parents[2]
@@ -83,14 +84,10 @@ def test_the_counters_see_a_lost_row_a_duplicate_and_a_changed_metric(short_camp
 
 
 def test_the_bad_input_corpus_counts_an_internal_answer(campaign):
-    running = raw_faulty_services.build_server("detector", "internal_on_undecodable", "127.0.0.1:0")
-    running.server.start()
-    running.set_serving(True)
-    try:
-        corpus = campaign.HostileInputs(f"127.0.0.1:{running.port}")
+    built = raw_faulty_services.build_server("detector", "internal_on_undecodable", "127.0.0.1:0")
+    with InProcessServer(built).start() as served:
+        corpus = campaign.HostileInputs(served.address)
         corpus.run()
-    finally:
-        running.server.stop(0)
     kinds = [kind for kind, _ in corpus.hostile.problems()]
     assert kinds == ["internal"], corpus.hostile.problems()
     assert len(corpus.hostile.answers) >= 10  # every bad input of the detector checks was sent

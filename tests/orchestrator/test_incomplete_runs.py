@@ -14,19 +14,15 @@ from typer.testing import CliRunner
 from voxarena.orchestrator.cli.app import app
 from voxarena.scorers.service import ScorerServicer
 from voxarena.sdk.errors import InvalidArgument, TimeLimitExceeded
-from voxarena.sdk.server import RunningServer, create_model_server, create_server
+from voxarena.sdk.server import RunningServer
+from voxarena.sdk.testing import serve_in_process, serve_servicers
 from voxarena.services.testing.dummy_cloner import DummyCloner
 from voxarena.services.testing.dummy_generator import DummyGenerator
 from voxarena.v1 import scorer_pb2, scorer_pb2_grpc
 
 
 def serve(model, address: str = "127.0.0.1:0") -> RunningServer:
-    running = create_model_server(model, address)
-    running.server.start()
-    model.load()
-    model.mark_ready()
-    running.set_serving(True)
-    return running
+    return serve_in_process(model, address).running
 
 
 def generations(out: Path) -> dict[str, dict]:
@@ -187,10 +183,7 @@ class DyingScorer(ScorerServicer):
 def serve_scorer(servicer: DyingScorer, address: str = "127.0.0.1:0") -> RunningServer:
     name = scorer_pb2.DESCRIPTOR.services_by_name["ScorerService"].full_name
     register = (name, lambda s: scorer_pb2_grpc.add_ScorerServiceServicer_to_server(servicer, s))
-    running = create_server([register], address)
-    running.server.start()
-    servicer.load()
-    running.set_serving(True)
+    running = serve_servicers([register], address, load=servicer.load).running
     servicer.running = running
     return running
 

@@ -18,17 +18,13 @@ from typer.testing import CliRunner
 from voxarena.orchestrator.cli.app import app
 from voxarena.orchestrator.run.pipeline import RunError
 from voxarena.sdk.errors import InvalidArgument
-from voxarena.sdk.server import RunningServer, create_model_server
+from voxarena.sdk.server import RunningServer
+from voxarena.sdk.testing import serve_in_process
 from voxarena.services.testing.dummy_generator import DummyGenerator
 
 
 def serve(model, address: str = "127.0.0.1:0") -> RunningServer:
-    running = create_model_server(model, address)
-    running.server.start()
-    model.load()
-    model.mark_ready()
-    running.set_serving(True)
-    return running
+    return serve_in_process(model, address).running
 
 
 def generations(out: Path) -> dict[str, dict]:

@@ -12,7 +12,6 @@ import os
 import subprocess
 from pathlib import Path
 
-import grpc
 import numpy as np
 import pytest
 import soundfile as sf
@@ -176,17 +175,13 @@ def test_degraded_speech_scores_lower(speech_dir):
 @pytest.fixture(scope="module")
 def scorer():
     from voxarena.scorers.service import ScorerServicer
-    from voxarena.sdk.server import create_server
+    from voxarena.sdk.testing import serve_servicers
 
     servicer = ScorerServicer(fingerprint_metrics=("mos_distill", "dnsmos"))
     name = scorer_pb2.DESCRIPTOR.services_by_name["ScorerService"].full_name
-    running = create_server([(name, lambda s: scorer_pb2_grpc.add_ScorerServiceServicer_to_server(servicer, s))])
-    running.server.start()
-    servicer.load()
-    channel = grpc.insecure_channel(f"localhost:{running.port}")
-    yield scorer_pb2_grpc.ScorerServiceStub(channel)
-    channel.close()
-    running.server.stop(0).wait()
+    register = (name, lambda s: scorer_pb2_grpc.add_ScorerServiceServicer_to_server(servicer, s))
+    with serve_servicers([register], load=servicer.load) as served:
+        yield served.stub(scorer_pb2_grpc.ScorerServiceStub)
 
 
 def test_registered_beside_dnsmos():

@@ -17,21 +17,17 @@ from voxarena.scorers.service import (
     MAX_CLIPS_PER_REQUEST,
     ScorerServicer,
 )
-from voxarena.sdk.server import create_server
+from voxarena.sdk.testing import serve_servicers
 from voxarena.v1 import common_pb2, scorer_pb2, scorer_pb2_grpc
 
 
 @pytest.fixture(scope="module")
 def stub():
     servicer = ScorerServicer(("rtf",))
-    servicer.load()
     name = scorer_pb2.DESCRIPTOR.services_by_name["ScorerService"].full_name
-    running = create_server([(name, lambda s: scorer_pb2_grpc.add_ScorerServiceServicer_to_server(servicer, s))])
-    running.server.start()
-    channel = grpc.insecure_channel(f"localhost:{running.port}")
-    yield scorer_pb2_grpc.ScorerServiceStub(channel)
-    channel.close()
-    running.server.stop(0)
+    register = (name, lambda s: scorer_pb2_grpc.add_ScorerServiceServicer_to_server(servicer, s))
+    with serve_servicers([register], load=servicer.load) as served:
+        yield served.stub(scorer_pb2_grpc.ScorerServiceStub)
 
 
 def _refused(call, request) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from voxarena.conformance import STILL_SERVING, run_conformance
+from voxarena.sdk.testing import InProcessServer
 from voxarena.services.testing.faulty_scorer import FAULTS, build_server
 
 CAUGHT_BY = {
@@ -16,18 +17,15 @@ CAUGHT_BY = {
 
 @pytest.fixture
 def scorer():
-    servers = []
+    servers: list[InProcessServer] = []
 
     def start(fault: str) -> str:
-        running = build_server(fault)
-        running.server.start()
-        running.set_serving(True)
-        servers.append(running.server)
-        return f"127.0.0.1:{running.port}"
+        servers.append(InProcessServer(build_server(fault)).start())
+        return servers[-1].address
 
     yield start
-    for server in servers:
-        server.stop(0)
+    for served in servers:
+        served.stop()
 
 
 def test_every_fault_has_a_case():

@@ -11,7 +11,7 @@ import pytest
 
 from voxarena.scorers.service import ScorerServicer
 from voxarena.sdk.errors import NotReady
-from voxarena.sdk.server import create_server
+from voxarena.sdk.testing import serve_servicers
 from voxarena.v1 import common_pb2, scorer_pb2, scorer_pb2_grpc
 
 
@@ -19,13 +19,9 @@ from voxarena.v1 import common_pb2, scorer_pb2, scorer_pb2_grpc
 def scorer():
     servicer = ScorerServicer(fingerprint_metrics=("rtf",))
     name = scorer_pb2.DESCRIPTOR.services_by_name["ScorerService"].full_name
-    running = create_server([(name, lambda s: scorer_pb2_grpc.add_ScorerServiceServicer_to_server(servicer, s))])
-    running.server.start()
-    servicer.load()
-    channel = grpc.insecure_channel(f"localhost:{running.port}")
-    yield scorer_pb2_grpc.ScorerServiceStub(channel)
-    channel.close()
-    running.server.stop(0).wait()
+    register = (name, lambda s: scorer_pb2_grpc.add_ScorerServiceServicer_to_server(servicer, s))
+    with serve_servicers([register], load=servicer.load) as served:
+        yield served.stub(scorer_pb2_grpc.ScorerServiceStub)
 
 
 def generator_composite(name: str, table: dict[str, dict[str, float]], weights: dict[str, float], **kw):

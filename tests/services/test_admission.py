@@ -16,8 +16,9 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from voxarena.orchestrator.store.failures import Failure, failure_of_status
 from voxarena.sdk import AudioClip, GeneratorModel, SynthesisResult
 from voxarena.sdk.admission import Admission
-from voxarena.sdk.server import add_service_arguments, create_model_server
-from voxarena.v1 import common_pb2, generator_pb2, generator_pb2_grpc
+from voxarena.sdk.server import add_service_arguments
+from voxarena.sdk.testing import serve_in_process
+from voxarena.v1 import common_pb2, generator_pb2
 
 CONCURRENCY, MAX_QUEUE = 2, 1
 PROMPT = 1.0  # seconds a health check or GetInfo may take while every slot is busy
@@ -62,12 +63,9 @@ def slots_busy():
 
 def _saturate(waiting: int):
     model = BlockingGenerator()
-    running = create_model_server(model, "[::]:0", workers=CONCURRENCY, max_queue=MAX_QUEUE)
-    running.server.start()
-    model.mark_ready()
-    running.set_serving(True)
-    channel = grpc.insecure_channel(f"localhost:{running.port}")
-    stub = generator_pb2_grpc.GeneratorServiceStub(channel)
+    served = serve_in_process(model, "[::]:0", workers=CONCURRENCY, max_queue=MAX_QUEUE)
+    running, channel = served.running, served.channel
+    stub = served.stub()
     busy = [stub.Synthesize.future(_tts(f"busy-{i}"), timeout=60) for i in range(CONCURRENCY)]
     for _ in range(CONCURRENCY):
         assert model.entered.acquire(timeout=10), "the model never saw its first calls"
@@ -78,8 +76,7 @@ def _saturate(waiting: int):
     assert running.admission.waiting == waiting
     yield model, stub, channel, busy, queued
     model.release.set()
-    channel.close()
-    running.server.stop(0)
+    served.stop()
 
 
 def _tts(request_id: str) -> generator_pb2.SynthesizeRequest:

@@ -13,7 +13,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from voxarena.codec import MAX_SAMPLE_RATE, AudioClip, encode_audio
 from voxarena.sdk import DetectorModel
-from voxarena.sdk.server import create_model_server
+from voxarena.sdk.testing import serve_in_process
 from voxarena.services.testing.dummy_detector import DummyDetector
 from voxarena.services.testing.dummy_generator import DummyGenerator
 from voxarena.v1 import common_pb2, detector_pb2, detector_pb2_grpc, generator_pb2, generator_pb2_grpc
@@ -40,41 +40,25 @@ class Narrow(Counting):
     sample_rates = (8000, 16000)
 
 
-def _serve(model):
-    running = create_model_server(model)
-    model.load()
-    model.mark_ready()
-    running.server.start()
-    running.set_serving(True)
-    channel = grpc.insecure_channel(f"localhost:{running.port}")
-    return running, channel
-
-
 @pytest.fixture
 def detector():
     model = Counting()
-    running, channel = _serve(model)
-    yield model, channel
-    channel.close()
-    running.server.stop(0)
+    with serve_in_process(model, "[::]:0") as served:
+        yield model, served.channel
 
 
 @pytest.fixture
 def narrow():
     model = Narrow()
-    running, channel = _serve(model)
-    yield model, channel
-    channel.close()
-    running.server.stop(0)
+    with serve_in_process(model, "[::]:0") as served:
+        yield model, served.channel
 
 
 @pytest.fixture
 def generator():
     model = DummyGenerator()
-    running, channel = _serve(model)
-    yield model, channel
-    channel.close()
-    running.server.stop(0)
+    with serve_in_process(model, "[::]:0") as served:
+        yield model, served.channel
 
 
 def _f32(x, rate=16000) -> common_pb2.Audio:
@@ -222,12 +206,8 @@ def test_conformance_checks_the_declared_bounds_and_passes_a_narrow_detector():
     from voxarena.conformance import run_conformance
 
     model = EightKilohertzOnly()
-    running, channel = _serve(model)
-    try:
-        checks = {c.name: c for c in run_conformance(f"localhost:{running.port}", timeout=30)}
-    finally:
-        channel.close()
-        running.server.stop(0)
+    with serve_in_process(model, "[::]:0") as served:
+        checks = {c.name: c for c in run_conformance(served.address, timeout=30)}
     assert not [c for c in checks.values() if c.status == "FAIL"], [c for c in checks.values() if c.status == "FAIL"]
     for name in (
         "1-sample clip rejected",

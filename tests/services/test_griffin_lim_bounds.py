@@ -15,24 +15,17 @@ import numpy as np
 import pytest
 
 from voxarena.codec import AudioClip, encode_audio, read_audio_file
-from voxarena.sdk.server import create_model_server
+from voxarena.sdk.testing import serve_in_process
 from voxarena.services.generators.griffin_lim import model as gl
-from voxarena.v1 import generator_pb2, generator_pb2_grpc
+from voxarena.v1 import generator_pb2
 
 PEAK_RSS_MB = 1024  # the stated bound for the worst options inside the bounds (measured ~0.5 GB)
 
 
 @pytest.fixture(scope="module")
 def stub():
-    model = gl.GriffinLimModel()
-    running = create_model_server(model, "[::]:0")
-    running.server.start()
-    model.load()
-    model.mark_ready()
-    channel = grpc.insecure_channel(f"localhost:{running.port}")
-    yield generator_pb2_grpc.GeneratorServiceStub(channel)
-    channel.close()
-    running.server.stop(0)
+    with serve_in_process(gl.GriffinLimModel(), "[::]:0") as served:
+        yield served.stub()
 
 
 def _reconstruct(stub, seconds: float, **options: str):

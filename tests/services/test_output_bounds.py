@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from voxarena.sdk import AudioClip, GeneratorModel, Option, SynthesisResult
-from voxarena.sdk.server import create_model_server
-from voxarena.v1 import generator_pb2, generator_pb2_grpc
+from voxarena.sdk.testing import serve_in_process
+from voxarena.v1 import generator_pb2
 
 
 class LongGenerator(GeneratorModel):
@@ -30,14 +30,8 @@ class LongGenerator(GeneratorModel):
 
 @pytest.fixture
 def stub():
-    model = LongGenerator()
-    running = create_model_server(model, "[::]:0", max_message_mb=1)
-    running.server.start()
-    model.mark_ready()
-    channel = grpc.insecure_channel(f"localhost:{running.port}")
-    yield generator_pb2_grpc.GeneratorServiceStub(channel)
-    channel.close()
-    running.server.stop(0)
+    with serve_in_process(LongGenerator(), "[::]:0", max_message_mb=1) as served:
+        yield served.stub()
 
 
 def _say(stub, seconds: float):

@@ -10,8 +10,8 @@ from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
 from voxarena.codec import decode_audio, encode_audio
 from voxarena.sdk import AudioClip, DetectorModel, GeneratorModel, InvalidArgument, Option, SynthesisResult, Voice
-from voxarena.sdk.server import create_model_server
-from voxarena.v1 import common_pb2, detector_pb2, detector_pb2_grpc, generator_pb2, generator_pb2_grpc
+from voxarena.sdk.testing import serve_in_process
+from voxarena.v1 import common_pb2, detector_pb2, generator_pb2
 
 
 class EchoGenerator(GeneratorModel):
@@ -61,12 +61,8 @@ class MeanDetector(DetectorModel):
 @pytest.fixture
 def generator():
     model = EchoGenerator()
-    running = create_model_server(model, "[::]:0", max_message_mb=1)
-    running.server.start()
-    ch = grpc.insecure_channel(f"localhost:{running.port}")
-    yield model, running, generator_pb2_grpc.GeneratorServiceStub(ch), ch
-    ch.close()
-    running.server.stop(0)
+    with serve_in_process(model, "[::]:0", ready=False, max_message_mb=1) as served:  # loaded by ready()
+        yield model, served.running, served.stub(), served.channel
 
 
 def ready(model, running):
@@ -214,13 +210,8 @@ def test_reflection_lists_services(generator):
 
 
 def test_detector_batch_isolates_bad_clips():
-    model = MeanDetector()
-    running = create_model_server(model, "[::]:0")
-    running.server.start()
-    model.mark_ready()
-    ch = grpc.insecure_channel(f"localhost:{running.port}")
-    stub = detector_pb2_grpc.DetectorServiceStub(ch)
-    try:
+    with serve_in_process(MeanDetector(), "[::]:0") as served:
+        stub = served.stub()
         good = encode_audio(AudioClip(np.full(100, 0.25, np.float32), 16000))
         nan = encode_audio(AudioClip(np.array([np.nan], np.float32), 16000))
         long = encode_audio(AudioClip(np.zeros(16000 * 3, np.float32), 16000))
@@ -246,21 +237,13 @@ def test_detector_batch_isolates_bad_clips():
         assert got == grpc.StatusCode.INVALID_ARGUMENT and "max_batch_size 3" in details
         got, details = code_of(stub.Score, detector_pb2.ScoreRequest(request_id="e", audio=common_pb2.Audio()))
         assert got == grpc.StatusCode.INVALID_ARGUMENT and details.startswith("e:")
-    finally:
-        ch.close()
-        running.server.stop(0)
 
 
 @pytest.fixture
 def detector():
     model = MeanDetector()
-    running = create_model_server(model, "[::]:0")
-    running.server.start()
-    model.mark_ready()
-    ch = grpc.insecure_channel(f"localhost:{running.port}")
-    yield model, detector_pb2_grpc.DetectorServiceStub(ch)
-    ch.close()
-    running.server.stop(0)
+    with serve_in_process(model, "[::]:0") as served:
+        yield model, served.stub()
 
 
 def test_batch_timing_is_shared_out_per_good_clip(detector):
@@ -344,19 +327,13 @@ def test_parameter_count_and_weights_in_info():
             return "ab" * 32
 
     model = Counted()
-    running = create_model_server(model, "[::]:0")
-    running.server.start()
-    ch = grpc.insecure_channel(f"localhost:{running.port}")
-    try:
-        stub = detector_pb2_grpc.DetectorServiceStub(ch)
+    with serve_in_process(model, "[::]:0", ready=False) as served:
+        stub = served.stub()
         got, details = code_of(stub.GetInfo, common_pb2.GetInfoRequest())
         assert got == grpc.StatusCode.UNAVAILABLE and "still loading" in details
         model.mark_ready()
         info = stub.GetInfo(common_pb2.GetInfoRequest()).model
         assert info.parameter_count == 1234 and info.weights_sha256 == "ab" * 32 and info.name == "mean"
-    finally:
-        ch.close()
-        running.server.stop(0)
 
 
 def test_a_batch_of_only_bad_clips_answers_each_item(detector):

@@ -14,7 +14,7 @@ import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from voxarena.sdk.server import create_model_server
+from voxarena.sdk.testing import serve_in_process
 from voxarena.services.testing.dummy_generator import DummyGenerator
 from voxarena.transport import ClientSecurity, ServerSecurity, TransportConfigError
 from voxarena.v1 import common_pb2, generator_pb2_grpc
@@ -31,14 +31,14 @@ def certs(tmp_path_factory) -> dict[str, Path]:
     return {"dir": good, "other": other}
 
 
-def _serve(security: ServerSecurity):
-    model = DummyGenerator()
-    running = create_model_server(model, "[::]:0", security=security)
-    running.server.start()
-    model.load()
-    model.mark_ready()
-    running.set_serving(True)
-    return running
+def _serve(d: Path, model=None, **security):
+    """``model`` (a DummyGenerator) served with ``_server_security(d, **security)``, loaded and SERVING; its
+    readiness is read over TLS trusting ``d``'s CA, with its client certificate."""
+    client = ClientSecurity.from_settings(ca=str(d / "ca.pem"), cert=str(d / "client.pem"), key=str(d / "client.key"))
+    served = serve_in_process(
+        model or DummyGenerator(), "[::]:0", security=_server_security(d, **security), client=client
+    )
+    return served.running
 
 
 def _get_info(port: int, client: ClientSecurity) -> common_pb2.GetInfoResponse:
@@ -64,7 +64,7 @@ def _server_security(d: Path, mtls: bool = False, token: str | None = None, monk
 
 def test_tls_refuses_plaintext_and_a_foreign_ca(certs, monkeypatch):
     monkeypatch.delenv("TEST_SERVICE_TOKEN", raising=False)
-    running = _serve(_server_security(certs["dir"]))
+    running = _serve(certs["dir"])
     try:
         assert _code(running.port, ClientSecurity()) == grpc.StatusCode.UNAVAILABLE
         foreign = ClientSecurity.from_settings(ca=str(certs["other"] / "ca.pem"))
@@ -77,7 +77,7 @@ def test_tls_refuses_plaintext_and_a_foreign_ca(certs, monkeypatch):
 
 def test_mtls_demands_a_client_certificate_from_its_ca(certs, monkeypatch):
     monkeypatch.delenv("TEST_SERVICE_TOKEN", raising=False)
-    running = _serve(_server_security(certs["dir"], mtls=True))
+    running = _serve(certs["dir"], mtls=True)
     d, other = certs["dir"], certs["other"]
     try:
         no_cert = ClientSecurity.from_settings(ca=str(d / "ca.pem"))
@@ -93,7 +93,7 @@ def test_mtls_demands_a_client_certificate_from_its_ca(certs, monkeypatch):
 
 
 def test_bearer_token_is_required_and_health_stays_open(certs, monkeypatch):
-    running = _serve(_server_security(certs["dir"], token=TOKEN, monkeypatch=monkeypatch))
+    running = _serve(certs["dir"], token=TOKEN, monkeypatch=monkeypatch)
     ca = str(certs["dir"] / "ca.pem")
     try:
         assert _code(running.port, ClientSecurity.from_settings(ca=ca)) == grpc.StatusCode.UNAUTHENTICATED
@@ -176,7 +176,7 @@ def test_conformance_speaks_tls_and_tokens(certs, monkeypatch):
 
     from voxarena.orchestrator.cli.app import app
 
-    running = _serve(_server_security(certs["dir"], mtls=True, token=TOKEN, monkeypatch=monkeypatch))
+    running = _serve(certs["dir"], mtls=True, token=TOKEN, monkeypatch=monkeypatch)
     d = certs["dir"]
     tls = ["--tls-ca", str(d / "ca.pem"), "--tls-cert", str(d / "client.pem"), "--tls-key", str(d / "client.key")]
     try:
@@ -200,16 +200,10 @@ def test_a_run_reaches_tls_services_with_tokens_and_records_no_secret(
     certs, monkeypatch, tmp_path, synthetic_dataset, make_config, run_arena, read_csv
 ):
     from voxarena.orchestrator.run.config import ConfigError, load_config
-    from voxarena.sdk.server import create_model_server
     from voxarena.services.testing.dummy_detector import DummyDetector
 
-    gen = _serve(_server_security(certs["dir"], mtls=True, token=TOKEN, monkeypatch=monkeypatch))
-    detector = DummyDetector()
-    det = create_model_server(detector, "[::]:0", security=_server_security(certs["dir"], token=TOKEN))
-    det.server.start()
-    detector.load()
-    detector.mark_ready()
-    det.set_serving(True)
+    gen = _serve(certs["dir"], mtls=True, token=TOKEN, monkeypatch=monkeypatch)
+    det = _serve(certs["dir"], DummyDetector(), token=TOKEN)
     d = certs["dir"]
     monkeypatch.setenv("ARENA_TOKEN", TOKEN)
     mtls = {"ca": str(d / "ca.pem"), "cert": str(d / "client.pem"), "key": str(d / "client.key")}

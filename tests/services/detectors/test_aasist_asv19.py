@@ -14,7 +14,6 @@ import shutil
 import subprocess
 from pathlib import Path
 
-import grpc
 import numpy as np
 import pytest
 
@@ -22,9 +21,9 @@ from voxarena.codec import encode_audio, read_audio_file
 from voxarena.convert.aasist_asv19 import ONNX_FILE, SOURCE, TOLERANCE
 from voxarena.converted import PROVENANCE_FILE, ConvertedModelError
 from voxarena.hashing import sha256_file
-from voxarena.sdk.server import create_model_server
+from voxarena.sdk.testing import serve_in_process
 from voxarena.services.detectors.aasist_asv19.model import AasistAsv19Model
-from voxarena.v1 import common_pb2, detector_pb2, detector_pb2_grpc
+from voxarena.v1 import common_pb2, detector_pb2
 
 pytestmark = pytest.mark.slow
 REPO = Path(__file__).resolve().parents[3]
@@ -99,15 +98,8 @@ def torch_scores(paths: list[Path]) -> list[float]:
 
 @pytest.fixture(scope="module")
 def stub(models_dir):
-    model = AasistAsv19Model(models_dir)
-    model.load()
-    model.mark_ready()
-    running = create_model_server(model, "[::]:0")
-    running.server.start()
-    channel = grpc.insecure_channel(f"localhost:{running.port}")
-    yield detector_pb2_grpc.DetectorServiceStub(channel)
-    channel.close()
-    running.server.stop(0).wait()
+    with serve_in_process(AasistAsv19Model(models_dir), "[::]:0") as served:
+        yield served.stub()
 
 
 def test_served_scores_equal_the_torch_original(stub, clip_paths):

@@ -1,15 +1,14 @@
 """Calibration to LLRs against the analytic LLR of two Gaussians, and the SDK serving it."""
 
-import grpc
 import numpy as np
 import pytest
 
 from voxarena.codec import encode_audio
 from voxarena.sdk import AudioClip, DetectorModel
-from voxarena.sdk.server import create_model_server
+from voxarena.sdk.testing import serve_in_process
 from voxarena.services.detectors.calibration import fit_llr_calibration
 from voxarena.stats.detection import cllr, min_cllr
-from voxarena.v1 import common_pb2, detector_pb2, detector_pb2_grpc
+from voxarena.v1 import common_pb2, detector_pb2
 
 
 def gaussian_scores(rng, n, mu_b=2.0, mu_s=-1.0, sigma=1.5):
@@ -107,11 +106,8 @@ class Mean(DetectorModel):
 def test_sdk_serves_calibrated_llrs():
     model = Mean()
     model.calibration = (2.0, -1.0)
-    model.mark_ready()
-    running = create_model_server(model, "[::]:0")
-    running.server.start()
-    ch = grpc.insecure_channel(f"localhost:{running.port}")
-    stub = detector_pb2_grpc.DetectorServiceStub(ch)
+    served = serve_in_process(model, "[::]:0")
+    stub = served.stub()
     try:
         audio = encode_audio(AudioClip(np.full(100, 0.25, np.float32), 16000))
         resp = stub.Score(detector_pb2.ScoreRequest(request_id="c", audio=audio))
@@ -122,8 +118,7 @@ def test_sdk_serves_calibrated_llrs():
         assert batch.items[0].result.is_llr and batch.items[0].result.score == pytest.approx(-0.5)
         assert stub.GetInfo(common_pb2.GetInfoRequest()).calibrated
     finally:
-        ch.close()
-        running.server.stop(0)
+        served.stop()
 
 
 def test_calibration_command_fits_a_dev_runs_raw_scores(tmp_path):

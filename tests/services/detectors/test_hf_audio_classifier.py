@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 from voxarena.codec import AudioClip, encode_audio, read_audio_file
-from voxarena.sdk.server import create_model_server
+from voxarena.sdk.testing import serve_in_process
 from voxarena.services.detectors.hf_audio_classifier.model import HfAudioClassifierModel
-from voxarena.v1 import common_pb2, detector_pb2, detector_pb2_grpc
+from voxarena.v1 import common_pb2, detector_pb2
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -51,13 +51,8 @@ def clips(speech_dir, n=3):
 
 
 def test_served_scores_are_finite_and_repeatable(checkpoint, speech_dir):
-    model = HfAudioClassifierModel(checkpoint)
-    model.load()
-    model.mark_ready()
-    running = create_model_server(model, "[::]:0")
-    running.server.start()
-    ch = grpc.insecure_channel(f"localhost:{running.port}")
-    stub = detector_pb2_grpc.DetectorServiceStub(ch)
+    served = serve_in_process(HfAudioClassifierModel(checkpoint), "[::]:0")
+    stub = served.stub()
     try:
         info = stub.GetInfo(common_pb2.GetInfoRequest())
         assert info.family == detector_pb2.PRETRAINED_FRONT_END and not info.calibrated
@@ -85,8 +80,7 @@ def test_served_scores_are_finite_and_repeatable(checkpoint, speech_dir):
         )
         assert empty.items[0].error.code == grpc.StatusCode.INVALID_ARGUMENT.value[0]
     finally:
-        ch.close()
-        running.server.stop(0)
+        served.stop()
     second = HfAudioClassifierModel(checkpoint)  # a second start gives the same scores
     second.load()
     assert second.score_batch(clips(speech_dir)) == scores

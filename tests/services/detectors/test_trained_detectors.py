@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 
 from voxarena.codec import AudioClip, encode_audio, read_audio_file
-from voxarena.sdk.server import create_model_server
+from voxarena.sdk.testing import serve_in_process
 from voxarena.services.detectors.trained import METADATA_FILE, WeightsMismatch
 from voxarena.services.detectors.training.__main__ import TRAINERS, _load_class
-from voxarena.v1 import common_pb2, detector_pb2, detector_pb2_grpc
+from voxarena.v1 import common_pb2, detector_pb2
 
 DETECTORS = sorted(TRAINERS)
 
@@ -93,15 +93,11 @@ def test_calibration_is_fitted_where_the_detector_is_wrong(name):
 @pytest.mark.parametrize("name", DETECTORS)
 def test_same_llrs_across_two_starts_and_over_grpc(name, test_clean_clips):
     first = model_of(name)
-    first.load()
-    first.mark_ready()
     second = model_of(name)
     second.load()
     direct = second.llr_scores(test_clean_clips)
-    running = create_model_server(first, "[::]:0")
-    running.server.start()
-    ch = grpc.insecure_channel(f"localhost:{running.port}")
-    stub = detector_pb2_grpc.DetectorServiceStub(ch)
+    served = serve_in_process(first, "[::]:0")
+    stub = served.stub()
     try:
         info = stub.GetInfo(common_pb2.GetInfoRequest())
         assert info.calibrated and info.model.deterministic
@@ -141,8 +137,7 @@ def test_same_llrs_across_two_starts_and_over_grpc(name, test_clean_clips):
             )
             assert r.items[0].HasField("result") and np.isfinite(r.items[0].result.score)
     finally:
-        ch.close()
-        running.server.stop(0)
+        served.stop()
 
 
 def test_onnx_windows_cover_the_clip():

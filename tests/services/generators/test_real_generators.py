@@ -6,39 +6,25 @@ import grpc
 import pytest
 
 from voxarena.codec import decode_audio
-from voxarena.sdk.server import create_model_server
+from voxarena.sdk.testing import serve_in_process
 from voxarena.services.generators.espeak_ng.model import EspeakNgModel
 from voxarena.services.generators.piper_vits.model import PiperVitsModel
-from voxarena.v1 import common_pb2, generator_pb2, generator_pb2_grpc
+from voxarena.v1 import common_pb2, generator_pb2
 
 pytestmark = pytest.mark.slow
 TEXT = "He hoped there would be stew for dinner, turnips and carrots."
 
 
-def serve(model):
-    model.load()
-    model.mark_ready()
-    running = create_model_server(model, "[::]:0")
-    running.server.start()
-    running.set_serving(True)
-    limit = 64 * 1024 * 1024  # a 5,000-character text is minutes of audio
-    return running, grpc.insecure_channel(
-        f"localhost:{running.port}", options=[("grpc.max_receive_message_length", limit)]
-    )
-
-
 @pytest.fixture(scope="module")
 def piper():
-    running, ch = serve(PiperVitsModel())
-    yield generator_pb2_grpc.GeneratorServiceStub(ch)
-    running.server.stop(0)
+    with serve_in_process(PiperVitsModel(), "[::]:0") as served:  # a 5,000-character text is minutes of audio: 64 MiB
+        yield served.stub()
 
 
 @pytest.fixture(scope="module")
 def espeak():
-    running, ch = serve(EspeakNgModel())
-    yield generator_pb2_grpc.GeneratorServiceStub(ch)
-    running.server.stop(0)
+    with serve_in_process(EspeakNgModel(), "[::]:0") as served:  # a 5,000-character text is minutes of audio: 64 MiB
+        yield served.stub()
 
 
 def synth(stub, seed=1, **params):

@@ -33,8 +33,9 @@ import numpy as np
 from voxarena.codec import AudioClip, encode_audio, resample
 from voxarena.v1 import common_pb2, detector_pb2, detector_pb2_grpc
 
-from .generator import UNKNOWN_OPTION, bad_audio
-from .session import CONCURRENT, OVERSIZE_BYTES, Session, close, describe_audio, describe_error, summarise
+from .evidence import close, describe_audio, describe_error, summarise
+from .probes import UNKNOWN_OPTION, bad_audio
+from .session import CONCURRENT, OVERSIZE_BYTES, Session
 
 BATCH_BUDGET_BYTES = 48 * 1024 * 1024  # the max_batch_size batch stays under the SDK's 64 MiB message limit
 REL_TOLERANCE = 1e-6

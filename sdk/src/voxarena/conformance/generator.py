@@ -35,79 +35,25 @@ import grpc
 import numpy as np
 
 from voxarena.codec import AudioClip, AudioFormatError, decode_audio, encode_audio
-from voxarena.tasks import task_inputs
 from voxarena.v1 import common_pb2, generator_pb2, generator_pb2_grpc
 
-from .session import (
-    CONCURRENT,
-    OVERSIZE_BYTES,
-    Session,
-    describe_audio,
-    describe_error,
-    first_difference,
-    short,
-    summarise,
+from .evidence import describe_audio, describe_error, first_difference
+from .generator_errors import BadInputs
+from .generator_repeats import RepeatedRequests
+from .generator_requests import (
+    ALL_TASKS,
+    AUDIO_INPUTS,
+    LIGHT_SECONDS,
+    LIGHT_TEXTS,
+    SEED,
+    TEXTS,
+    describe,
+    describe_response,
+    plausible_duration,
+    required_inputs,
+    task_name,
 )
-
-TEXTS = ("The quick brown fox jumps over the lazy dog.", "Pack my box with five dozen liquor jugs.")
-# Shorter inputs for the checks that repeat a request many times (voices, options, concurrency): cheaper for
-# slow engines.
-LIGHT_TEXTS = ("Good morning to you.", "Thank you very much.")
-LIGHT_SECONDS = 1.0
-SEED = 424242
-SECONDS_PER_CHAR = (0.02, 1.0)  # plausible speech per character of text, pauses and silences included
-SOURCE_FACTOR = 2.0  # RECONSTRUCT / CONVERT keep the source's duration within this factor
-UNKNOWN_OPTION = "conformance-no-such-option"
-ALL_TASKS = (generator_pb2.TTS, generator_pb2.CLONE, generator_pb2.RECONSTRUCT, generator_pb2.CONVERT)
-AUDIO_INPUTS = ("reference_audio", "source_audio")
-
-
-def task_name(task: int) -> str:
-    return generator_pb2.Task.Name(task) if task in generator_pb2.Task.values() else str(task)
-
-
-def required_inputs(task: int) -> tuple[str, ...]:
-    """The request fields ``task`` needs (voxarena.tasks, the contract's one copy of the rule);
-    ``reference_text`` is optional ("may be empty"), so never required."""
-    needs = task_inputs(task_name(task))
-    return tuple(
-        f
-        for f, need in (("text", needs.text), ("reference_audio", needs.reference), ("source_audio", needs.source))
-        if need
-    )
-
-
-def describe(req: generator_pb2.SynthesizeRequest) -> str:
-    parts = [task_name(req.task)]
-    if req.voice:
-        parts.append(f"voice={req.voice!r}")
-    if req.text:
-        parts.append(f"text={short(req.text)!r} ({len(req.text)} chars)")
-    for name in AUDIO_INPUTS:
-        if req.HasField(name):
-            parts.append(f"{name}={describe_audio(getattr(req, name))}")
-    parts.append(f"seed={req.seed}")
-    parts.append(f"request_id={req.request_id!r}")
-    if req.parameters:
-        parts.append(f"parameters={dict(sorted(req.parameters.items()))}")
-    return " ".join(parts)
-
-
-def describe_response(resp: generator_pb2.SynthesizeResponse) -> str:
-    return f"request_id={resp.request_id!r} seed={resp.seed} audio {describe_audio(resp.audio)}"
-
-
-def plausible_duration(req: generator_pb2.SynthesizeRequest) -> tuple[float, float, str]:
-    """Bounds (seconds) of a plausible answer to ``req`` and what they are based on."""
-    if req.task in (generator_pb2.TTS, generator_pb2.CLONE):
-        n = len(req.text)
-        return (
-            SECONDS_PER_CHAR[0] * n,
-            SECONDS_PER_CHAR[1] * n,
-            f"{SECONDS_PER_CHAR[0]:g}..{SECONDS_PER_CHAR[1]:g} s per character of {n}",
-        )
-    source = decode_audio(req.source_audio, "source_audio").duration
-    return source / SOURCE_FACTOR, source * SOURCE_FACTOR, f"within x{SOURCE_FACTOR:g} of the {source:.2f} s source"
+from .session import Session
 
 
 class GeneratorChecks:
@@ -170,13 +116,13 @@ class GeneratorChecks:
         answered = self.each_task()
         self.each_voice()
         if answered:
-            self.repeated(next(iter(answered)))
+            RepeatedRequests(self).run(next(iter(answered)))
         else:
             for name in ["concurrent requests answered"] + [
                 f"option default accepted ({o.name})" for o in info.options
             ]:
                 s.skip(name, "needs an answered task, and none answered (see 'answers')")
-        self.bad_inputs()
+        BadInputs(self).run()
         s.still_serving()
 
     # -- valid requests ---------------------------------------------------------------------------
@@ -300,159 +246,6 @@ class GeneratorChecks:
             f"{first_difference(first.audio.data, second.audio.data)}"
         )
         self.s.add(name, same, sent, got, "identical audio bytes (ModelInfo.deterministic is true)")
-
-    def repeated(self, task: int) -> None:
-        """The checks that repeat a request (options, concurrency), on light requests answered alone first."""
-        light = [self.request(task, f"conformance-light-{v}", SEED, variant=v, light=True) for v in (0, 1)]
-        alone = []
-        for req in light[: 2 if self.info.model.deterministic else 1]:
-            try:
-                alone.append(self.synthesize(req))
-            except grpc.RpcError as e:
-                for name in ["concurrent requests answered"] + [
-                    f"option default accepted ({o.name})" for o in self.info.options
-                ]:
-                    self.s.add(
-                        name, False, describe(req), f"the request alone failed: {describe_error(e)}", "a response"
-                    )
-                return
-        self.each_option(light[0], alone[0])
-        self.concurrent(light, alone)
-
-    def each_option(self, base_req: generator_pb2.SynthesizeRequest, base: generator_pb2.SynthesizeResponse) -> None:
-        for option in self.info.options:
-            name = f"option default accepted ({option.name})"
-            req = generator_pb2.SynthesizeRequest()
-            req.CopyFrom(base_req)
-            req.request_id = f"conformance-option-{option.name}"
-            req.parameters[option.name] = option.default_value
-            sent = describe(req)
-            try:
-                resp = self.synthesize(req)
-            except grpc.RpcError as e:
-                self.s.add(name, False, sent, describe_error(e), "a response: the declared default_value is valid")
-                continue
-            if not self.info.model.deterministic:
-                self.s.add(name, True, sent, describe_response(resp))
-                continue
-            same = resp.audio == base.audio
-            got = (
-                "the same audio as without the option"
-                if same
-                else f"different audio from the same request without the option: {describe_audio(resp.audio)} vs "
-                f"{describe_audio(base.audio)}, {first_difference(resp.audio.data, base.audio.data)}"
-            )
-            self.s.add(name, same, sent, got, "the same bytes as leaving the option unset (its default)")
-
-    def concurrent(
-        self, pair: list[generator_pb2.SynthesizeRequest], alone: list[generator_pb2.SynthesizeResponse]
-    ) -> None:
-        """CONCURRENT requests at once alternating the pair; ``alone``: their answers one at a time
-        (both for a deterministic service, whose concurrent answers must be the same bytes)."""
-        deterministic = self.info.model.deterministic
-        requests = []
-        for i in range(CONCURRENT):
-            r = generator_pb2.SynthesizeRequest()
-            r.CopyFrom(pair[i % 2])
-            r.request_id = f"conformance-concurrent-{i}"
-            requests.append(r)
-        futures: list[grpc.Future] = [self.stub.Synthesize.future(r, timeout=self.s.timeout) for r in requests]
-        problems = []
-        rate, _ = self.declared_rate(pair[0])
-        for i, (r, f) in enumerate(zip(requests, futures)):
-            try:
-                resp = f.result()
-            except grpc.RpcError as e:
-                problems.append(f"{r.request_id!r}: {describe_error(e)}")
-                continue
-            wrong = []
-            if resp.request_id != r.request_id:
-                wrong.append(f"request_id {resp.request_id!r}, sent {r.request_id!r}")
-            if resp.seed != r.seed:
-                wrong.append(f"seed {resp.seed}, sent {r.seed}")
-            if resp.audio.sample_rate != rate:
-                wrong.append(f"{resp.audio.sample_rate} Hz, declared {rate} Hz")
-            expected = alone[i % 2].audio if deterministic else None
-            if expected is not None and resp.audio != expected:
-                wrong.append(
-                    f"audio {describe_audio(resp.audio)}, not the {describe_audio(expected)} the same "
-                    f"request gave alone ({first_difference(resp.audio.data, expected.data)})"
-                )
-            if wrong:
-                problems.append(f"{r.request_id!r} (a copy of {pair[i % 2].request_id!r}): " + ", ".join(wrong))
-        sent = (
-            f"{CONCURRENT} requests at once with request ids 'conformance-concurrent-0'..'-{CONCURRENT - 1}', "
-            f"the even ones copies of {describe(pair[0])}, the odd ones of {describe(pair[1])}"
-        )
-        self.s.add(
-            "concurrent requests answered",
-            not problems,
-            sent,
-            summarise(problems, CONCURRENT),
-            "each answer echoes its own request id and seed at the declared rate"
-            + (", with the bytes the same request gives alone" if deterministic else ""),
-        )
-
-    # -- bad inputs -------------------------------------------------------------------------------
-    def bad_inputs(self) -> None:
-        s, invalid = self.s, (grpc.StatusCode.INVALID_ARGUMENT,)
-        first = self.tasks[0]
-
-        def expect(
-            name: str,
-            req: generator_pb2.SynthesizeRequest,
-            codes: tuple[grpc.StatusCode, ...] = invalid,
-            sent: str | None = None,
-        ) -> None:
-            s.expect_error(name, lambda: self.synthesize(req), sent or describe(req), codes)
-
-        expect("empty request_id rejected", self.request(first, "", SEED))
-        for task in self.tasks:
-            for field in required_inputs(task):
-                req = self.request(task, f"conformance-missing-{field}", SEED)
-                req.ClearField(field)
-                expect(f"missing input rejected ({task_name(task)} {field})", req)
-        undeclared = [t for t in ALL_TASKS if t not in self.tasks]
-        if undeclared:
-            req = self.request(undeclared[0], "conformance-unsupported", SEED)
-            expect("unsupported task rejected", req, (grpc.StatusCode.UNIMPLEMENTED,))
-        else:
-            s.skip("unsupported task rejected", "the service supports every task")
-        audio_tasks = [t for t in self.tasks if any(f in AUDIO_INPUTS for f in required_inputs(t))]
-        for task in audio_tasks:
-            for field in (f for f in required_inputs(task) if f in AUDIO_INPUTS):
-                for label, audio in bad_audio():
-                    req = self.request(task, f"conformance-bad-{field}", SEED)
-                    getattr(req, field).CopyFrom(audio)
-                    expect(f"bad audio rejected ({task_name(task)} {field} {label})", req)
-        if not audio_tasks:
-            s.skip("bad audio rejected", "the service's tasks take no audio")
-        req = self.request(first, "conformance-unknown-option", SEED)
-        req.parameters[UNKNOWN_OPTION] = "1"
-        expect("unknown option rejected", req)
-        s.undecodable(
-            "/voxarena.v1.GeneratorService/Synthesize",
-            self.request(first, "conformance-undecodable", SEED).SerializeToString(),
-        )
-        big = self.request(first, "conformance-big", SEED, text="a" * OVERSIZE_BYTES)
-        expect(
-            "oversize message rejected",
-            big,
-            (grpc.StatusCode.RESOURCE_EXHAUSTED,),
-            f"{task_name(first)} with a {OVERSIZE_BYTES // 2**20} MiB text, request_id 'conformance-big'",
-        )
-
-
-def bad_audio() -> list[tuple[str, common_pb2.Audio]]:
-    """Audio no service can use: no samples at all, NaN samples, samples of 1e30 (full scale is 1.0),
-    and rates no audio has (1 Hz; above 384 kHz)."""
-    empty = common_pb2.Audio(sample_rate=16000, channels=1, encoding=common_pb2.PCM_S16LE)
-    nan = encode_audio(AudioClip(np.full(1600, np.nan, np.float32), 16000))
-    huge = encode_audio(AudioClip(np.full(1600, 1e30, np.float32), 16000))
-    tone = (0.3 * np.sin(np.arange(16000) / 10)).astype(np.float32)
-    one_hz = encode_audio(AudioClip(tone[:8], 1))
-    too_fast = encode_audio(AudioClip(tone, 10_000_000))
-    return [("empty", empty), ("NaN", nan), ("huge samples", huge), ("1 Hz", one_hz), ("10 MHz", too_fast)]
 
 
 def check_generator(session: Session) -> None:

@@ -8,33 +8,31 @@ SKIP (with why it does not apply); any FAIL makes the exit code 1. Each check re
 and what came back, so a failure reads "sent TTS voice='x' text='...' seed=7; got 16000 Hz, declared
 22050 Hz".
 
-This module holds the session (channel, check list, health probe, error-path helper), the common
-checks (health, reflection, GetInfo fields, timing) and the scorer's; ``generator`` and ``detector``
-hold the role checks. Everything here imports only the contract side (voxarena-sdk), never the
-orchestrator, so a vendor runs it with nothing else installed.
+This module holds the session (channel, check list, health probe, error-path helper) and the common
+checks (health, reflection, GetInfo fields, timing); ``generator`` (with ``generator_requests``,
+``generator_repeats``, ``generator_errors``), ``detector``, ``transform`` and ``scorer`` hold the role
+checks, ``probes`` what is sent and ``evidence`` how what came back is worded. Everything here imports
+only the contract side (voxarena-sdk), never the orchestrator, so a vendor runs it with nothing else
+installed.
 """
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
 import grpc
-import numpy as np
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from voxarena.codec import AudioClip, AudioFormatError, decode_audio, encode_audio, read_audio_file
+from voxarena.codec import AudioClip
 from voxarena.transport import PLAINTEXT, ClientSecurity
-from voxarena.v1 import (
-    common_pb2,
-    detector_pb2_grpc,
-    generator_pb2_grpc,
-    scorer_pb2,
-    scorer_pb2_grpc,
-    transform_pb2_grpc,
-)
+from voxarena.v1 import common_pb2, detector_pb2_grpc, generator_pb2_grpc, transform_pb2_grpc
+
+from .evidence import code_of, describe_error, short
+from .probes import default_probes
+from .probes import probes_from_file as probes_from_file  # importable from here as before the split
+from .probes import speech_like as speech_like
 
 GENERATOR_SERVICE = "voxarena.v1.GeneratorService"
 DETECTOR_SERVICE = "voxarena.v1.DetectorService"
@@ -57,71 +55,6 @@ class Check:
     detail: str = ""  # one line: for a FAIL, what was sent, what came back and what was expected
     sent: str = ""  # the request(s) the check made
     got: str = ""  # what came back
-
-
-def speech_like(seconds: float, f0: float, rate: int = 16000, seed: int = 0) -> AudioClip:
-    """A deterministic speech-like probe: a harmonic tone at ``f0`` with syllable-rate (4 Hz) modulation."""
-    t = np.arange(int(seconds * rate)) / rate
-    tone = sum(np.sin(2 * np.pi * f0 * k * t) / k for k in range(1, 12))
-    envelope = 0.5 * (1 - np.cos(2 * np.pi * 4 * t))
-    x = 0.2 * tone * envelope / 3 + 0.005 * np.random.default_rng(seed).standard_normal(t.size)
-    return AudioClip(x.astype(np.float32), rate)
-
-
-def default_probes() -> tuple[AudioClip, AudioClip]:
-    """Two different clips (3 s at 150 Hz, 2 s at 210 Hz), so a response can be told apart from another's."""
-    return speech_like(3.0, 150.0, seed=0), speech_like(2.0, 210.0, seed=1)
-
-
-def probes_from_file(path: str) -> tuple[AudioClip, AudioClip]:
-    """Probes cut from a mono recording, for services that refuse synthetic audio: its first 3 s and the 2 s after."""
-    clip = read_audio_file(path)
-    rate = clip.sample_rate
-    if clip.duration < 5.0:
-        raise AudioFormatError(f"{path}: {clip.duration:.2f} s; the probes need at least 5 s of audio")
-    return AudioClip(clip.samples[: 3 * rate], rate), AudioClip(clip.samples[3 * rate : 5 * rate], rate)
-
-
-def code_of(e: grpc.RpcError) -> grpc.StatusCode:
-    return e.code() if hasattr(e, "code") else grpc.StatusCode.UNKNOWN
-
-
-def describe_error(e: grpc.RpcError) -> str:
-    details = e.details() if hasattr(e, "details") else ""
-    return f"{code_of(e).name}: {details!r}"
-
-
-def describe_audio(msg: common_pb2.Audio) -> str:
-    try:
-        clip = decode_audio(msg, "audio")
-        return f"{clip.duration:.2f} s at {clip.sample_rate} Hz"
-    except AudioFormatError:
-        known = msg.encoding in common_pb2.AudioEncoding.values()
-        encoding = common_pb2.AudioEncoding.Name(msg.encoding) if known else msg.encoding
-        return f"{len(msg.data)} bytes, {msg.sample_rate} Hz, {msg.channels} channel(s), {encoding}"
-
-
-def short(text: str, limit: int = 40) -> str:
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def first_difference(a: bytes, b: bytes) -> str:
-    """Where two byte strings part: their lengths, and the first differing byte offset."""
-    n = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
-    return f"{len(a)} vs {len(b)} bytes, first difference at byte {n}"
-
-
-def summarise(problems: list[str], total: int, shown: int = 3) -> str:
-    """The first few problems of ``total`` answers (all fine: say so)."""
-    if not problems:
-        return f"{total} correct answers"
-    more = f"; and {len(problems) - shown} more" if len(problems) > shown else ""
-    return f"{len(problems)} of {total} wrong: " + "; ".join(problems[:shown]) + more
-
-
-def close(a: float, b: float, rel: float = 1e-6) -> bool:
-    """Equal within ``rel`` relative to the larger magnitude, absolute ``rel`` below magnitude 1."""
-    return abs(a - b) <= rel * max(1.0, abs(a), abs(b))
 
 
 @dataclass
@@ -302,131 +235,6 @@ class Session:
         return None
 
 
-def check_scorer(s: Session) -> None:
-    stub = scorer_pb2_grpc.ScorerServiceStub(s.channel)
-    info = s.call_ok(
-        "GetInfo", lambda: stub.GetInfo(common_pb2.GetInfoRequest(), timeout=s.timeout), "GetInfo", record=False
-    )
-    if info is None:
-        return
-    s.model_info(info.model, True, needs_rate=False)  # the scorer takes any rate
-    s.add(
-        "declares metrics",
-        len(info.metrics) > 0,
-        "GetInfo",
-        ", ".join(m.name for m in info.metrics) or "none",
-        "at least one metric",
-    )
-    s.add("fingerprint", len(info.fingerprint) > 0, "GetInfo", f"{len(info.fingerprint)} entries", "a fingerprint")
-    # Perfectly separated trials have EER 0; fully reversed ones EER 1 (any definition agrees).
-    sets = [
-        scorer_pb2.TrialSet(name="separated", bonafide_scores=[1, 2, 3, 4], spoof_scores=[-4, -3, -2, -1]),
-        scorer_pb2.TrialSet(name="reversed", bonafide_scores=[-4, -3, -2, -1], spoof_scores=[1, 2, 3, 4]),
-    ]
-    sent = "DetectionMetrics of a separated and a reversed trial set"
-    resp = s.call_ok(
-        "DetectionMetrics",
-        lambda: stub.DetectionMetrics(scorer_pb2.DetectionMetricsRequest(sets=sets), timeout=s.timeout),
-        sent,
-    )
-    if resp is not None:
-        eers = {m.name: m.eer for m in resp.sets}
-        s.add(
-            "EER of known trials",
-            eers == {"separated": 0.0, "reversed": 1.0},
-            sent,
-            f"{eers}",
-            "{'separated': 0.0, 'reversed': 1.0}",
-        )
-    audio = encode_audio(s.probes[0])
-    ScorerBadInputs(s, stub, info).run()
-    s.expect_error(
-        "unknown metric rejected",
-        lambda: stub.MeasureClips(
-            scorer_pb2.MeasureClipsRequest(
-                items=[scorer_pb2.ClipRequest(request_id="conformance-1", metrics=["no-such-metric"], audio=audio)]
-            ),
-            timeout=s.timeout,
-        ),
-        "MeasureClips metrics=['no-such-metric']",
-        (grpc.StatusCode.INVALID_ARGUMENT,),
-    )
-    big = common_pb2.Audio(sample_rate=16000, channels=1, encoding=common_pb2.PCM_S16LE, data=b"\0" * OVERSIZE_BYTES)
-    s.expect_error(
-        "oversize message rejected",
-        lambda: stub.MeasureClips(
-            scorer_pb2.MeasureClipsRequest(
-                items=[scorer_pb2.ClipRequest(request_id="conformance-big", metrics=["rtf"], audio=big)]
-            ),
-            timeout=s.timeout,
-        ),
-        f"MeasureClips with {OVERSIZE_BYTES // 2**20} MiB of audio",
-        (grpc.StatusCode.RESOURCE_EXHAUSTED,),
-    )
-    s.still_serving()
-
-
-class ScorerBadInputs:
-    """Out-of-range scorer arguments are INVALID_ARGUMENT before any work (a bootstrap the scorer
-    declares too large must not compute until the deadline), and one unusable clip of a MeasureClips
-    batch fails alone, in its row."""
-
-    def __init__(self, s: Session, stub: scorer_pb2_grpc.ScorerServiceStub, info: scorer_pb2.ScorerInfo) -> None:
-        self.s, self.stub, self.info = s, stub, info
-
-    def run(self) -> None:
-        s, invalid = self.s, (grpc.StatusCode.INVALID_ARGUMENT,)
-        trials = scorer_pb2.TrialSet(name="t", bonafide_scores=[1, 2, 3], spoof_scores=[-1, -2, 0])
-        declared = self.info.limits.max_bootstrap_resamples if self.info.HasField("limits") else 0
-        resamples = declared + 1 if declared else 2**32 - 1
-        quick = min(s.timeout, 30.0)
-        for name, boot in (
-            (f"bootstrap resamples {resamples} refused", scorer_pb2.Bootstrap(resamples=resamples, seed=1)),
-            ("bootstrap confidence 1.5 refused", scorer_pb2.Bootstrap(resamples=10, seed=1, confidence=1.5)),
-        ):
-            request = scorer_pb2.DetectionMetricsRequest(sets=[trials], bootstrap=boot)
-            s.expect_error(
-                name,
-                functools.partial(self.stub.DetectionMetrics, request, timeout=quick),
-                f"DetectionMetrics with bootstrap resamples={boot.resamples} confidence={boot.confidence} "
-                f"(declared maximum: {declared or 'none'}), {quick:g} s deadline",
-                invalid,
-            )
-        s.undecodable(
-            "/voxarena.v1.ScorerService/DetectionMetrics",
-            scorer_pb2.DetectionMetricsRequest(sets=[trials]).SerializeToString(),
-            b"\x0a\x04" + INVALID_UTF8_FIELD,  # a TrialSet whose name is not UTF-8
-        )
-        self.bad_clip_fails_alone()
-
-    def bad_clip_fails_alone(self) -> None:
-        name = "bad clip of a batch fails alone"
-        metric = next((m.name for m in self.info.metrics if set(m.needs) <= {"timing"}), None)
-        if metric is None:
-            self.s.skip(name, "no declared metric needs only the clip (and its timing)")
-            return
-        timing = common_pb2.Timing(wall_seconds=1.0)
-        nan = encode_audio(AudioClip(np.full(1600, np.nan, np.float32), 16000))
-        items = [
-            scorer_pb2.ClipRequest(request_id=rid, metrics=[metric], audio=audio, generation_timing=timing)
-            for rid, audio in (("good", encode_audio(self.s.probes[0])), ("nan", nan))
-        ]
-        sent = f"MeasureClips metrics=[{metric!r}] of 'good' (a probe) and 'nan' (NaN samples)"
-        resp = self.s.call_ok(
-            name,
-            lambda: self.stub.MeasureClips(scorer_pb2.MeasureClipsRequest(items=items), timeout=self.s.timeout),
-            sent,
-            record=False,
-        )
-        if resp is None:
-            return
-        rows = {m.request_id: m for m in resp.items}
-        ok = [m.request_id for m in resp.items] == ["good", "nan"] and metric in rows["nan"].errors
-        ok = ok and not rows["nan"].values
-        got = "; ".join(f"{m.request_id!r}: {len(m.values)} values, errors {dict(m.errors)}" for m in resp.items)
-        self.s.add(name, ok, sent, got, f"both rows in order, 'nan' with no values and an error for {metric!r}")
-
-
 class Conformance:
     def __init__(
         self,
@@ -444,6 +252,7 @@ class Conformance:
     def run(self) -> list[Check]:
         from .detector import check_detector
         from .generator import check_generator
+        from .scorer import check_scorer
         from .transform import check_transform
 
         s = self.session

@@ -24,8 +24,9 @@ import numpy as np
 from voxarena.codec import AudioClip, AudioFormatError, decode_audio, encode_audio
 from voxarena.v1 import common_pb2, transform_pb2, transform_pb2_grpc
 
-from .generator import UNKNOWN_OPTION, bad_audio
-from .session import Session, first_difference
+from .evidence import first_difference
+from .probes import UNKNOWN_OPTION, bad_audio
+from .session import Session
 
 SEED = 424242
 

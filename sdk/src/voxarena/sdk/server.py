@@ -1,9 +1,13 @@
-"""The server runtime shared by every model service.
+"""The server runtime shared by every model service (KServe's shape: servicer, interceptor, server).
 
-``create_server`` builds a real gRPC server (health, reflection, error mapping, message-size limits)
-for a model; ``serve`` is the ``python -m <service> --port N`` entry point: it starts the server,
-announces its port, loads the model (health NOT_SERVING until then, requests UNAVAILABLE), and
-shuts down gracefully on SIGTERM/SIGINT.
+``create_server`` builds a real gRPC server (health, reflection, the interceptor's error mapping and
+call log, admission, message-size limits, TLS) for servicers; ``create_model_server`` for a model, with
+its role's servicer (``servicers``, ``transform_servicer``). ``serve`` is the ``python -m <service>
+--port N`` entry point: it starts the server, announces its port, loads the model (health NOT_SERVING
+until then, requests UNAVAILABLE), and shuts down gracefully on SIGTERM/SIGINT. Tests and vendors
+start a server in process with ``voxarena.sdk.testing``.
+
+The servicers' and the interceptor's public names are importable from here as before the split.
 """
 
 from __future__ import annotations
@@ -19,368 +23,39 @@ from collections.abc import Callable
 from concurrent import futures
 from dataclasses import dataclass
 from types import FrameType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import grpc
-from google.protobuf import timestamp_pb2
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-from voxarena.codec import AudioClip, AudioFormatError, decode_audio, encode_audio
 from voxarena.lifecycle import PORT_ANNOUNCEMENT, die_with_parent
-from voxarena.tasks import task_inputs
 from voxarena.transport import DEFAULT_TOKEN_ENV, ENV_CERT, ENV_CLIENT_CA, ENV_KEY, ServerSecurity, TransportConfigError
-from voxarena.v1 import common_pb2, detector_pb2, detector_pb2_grpc, generator_pb2, generator_pb2_grpc
+from voxarena.v1 import detector_pb2, detector_pb2_grpc, generator_pb2, generator_pb2_grpc
 
 from .admission import DEFAULT_CONCURRENCY, DEFAULT_MAX_QUEUE, Admission
-from .errors import InvalidArgument, NotReady, ServiceError, Unimplemented
-from .model import DetectorModel, GeneratorModel, SynthesisRequest, TransformModel, _ModelBase
-
-if TYPE_CHECKING:
-    from voxarena.transport import Continuation, MethodHandler
+from .interceptors import ErrorMappingInterceptor as ErrorMappingInterceptor
+from .interceptors import UndecodableRequest as UndecodableRequest
+from .interceptors import call_log_line as call_log_line
+from .interceptors import tolerant_deserializer as tolerant_deserializer
+from .model import DetectorModel, GeneratorModel, TransformModel, _ModelBase
+from .servicers import DEFAULT_MAX_MESSAGE_MB as DEFAULT_MAX_MESSAGE_MB
+from .servicers import RESPONSE_HEADROOM_BYTES as RESPONSE_HEADROOM_BYTES
+from .servicers import DetectorServicer as DetectorServicer
+from .servicers import GeneratorServicer as GeneratorServicer
+from .servicers import Stopwatch as Stopwatch
+from .servicers import model_info as model_info
 
 log = logging.getLogger("voxarena.service")
 
-DEFAULT_MAX_MESSAGE_MB = 64
-RESPONSE_HEADROOM_BYTES = 64 * 1024  # a response's fields beside its audio (ids, timing, voice)
-
-
-def _timestamp(t: float) -> timestamp_pb2.Timestamp:
-    ts = timestamp_pb2.Timestamp()
-    ts.FromNanoseconds(int(t * 1e9))
-    return ts
-
-
-class Stopwatch:
-    """Times a native call: wall (monotonic), start/end timestamps, process CPU seconds.
-
-    ``with Stopwatch(scope) as sw: ...`` then ``sw.to_proto()`` is the ``voxarena.v1.Timing`` of a
-    response; public for servicers that fill timings without the model base classes (the scorer)."""
-
-    def __init__(self, scope: str) -> None:
-        self.scope = scope
-
-    def __enter__(self) -> Stopwatch:
-        self._start, self._t0, self._cpu0 = time.time(), time.perf_counter(), time.process_time()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.wall = time.perf_counter() - self._t0
-        self.cpu = time.process_time() - self._cpu0
-        self._end = self._start + self.wall
-
-    def to_proto(self) -> common_pb2.Timing:
-        return common_pb2.Timing(
-            wall_seconds=self.wall,
-            start=_timestamp(self._start),
-            end=_timestamp(self._end),
-            scope=self.scope,
-            cpu_seconds=self.cpu,
-        )
-
-
-def model_info(model: _ModelBase) -> common_pb2.ModelInfo:
-    info = common_pb2.ModelInfo(
-        name=model.name,
-        version=model.version,
-        licence=model.licence,
-        weights_sha256=model.weights_sha256(),
-        native_sample_rate=model.native_sample_rate,
-        deterministic=model.deterministic,
-        timing_scope=model.timing_scope,
-        metadata=model.metadata(),
-    )
-    count = model.parameter_count()
-    if count is not None:
-        info.parameter_count = int(count)
-    return info
-
-
-def _options(model: _ModelBase) -> list[common_pb2.OptionSpec]:
-    return [
-        common_pb2.OptionSpec(name=o.name, description=o.description, default_value=o.default) for o in model.options
-    ]
-
-
-def _decode(msg: common_pb2.Audio, what: str, max_seconds: float) -> AudioClip:
-    """The clip, or INVALID_ARGUMENT naming what is wrong; a clip over ``max_seconds`` is refused from
-    its byte count, before any decoding work."""
-    try:
-        return decode_audio(msg, what, max_seconds=max_seconds)
-    except AudioFormatError as e:
-        raise InvalidArgument(str(e)) from None
-
-
-class _ModelServicer:
-    """What both roles' servicers share: the model, and UNAVAILABLE until it has loaded."""
-
-    def __init__(self, model: _ModelBase) -> None:
-        self.model = model
-
-    def _require_ready(self) -> None:
-        if not self.model.ready:
-            raise NotReady(f"{self.model.name} is still loading")
-
-
-class GeneratorServicer(_ModelServicer, generator_pb2_grpc.GeneratorServiceServicer):
-    """Thin: validate and convert, call the model, convert back, echo ids and seed, fill timing.
-
-    Audio that would not fit a response (``max_message_mb``) is INVALID_ARGUMENT saying how long it is:
-    options inside their ranges can still ask for too much together (espeak-ng at 80 words per minute
-    with a 1 s gap between words made 55 minutes, 138 MiB, of 5000 characters), and grpc would otherwise
-    fail the send with RESOURCE_EXHAUSTED, which the orchestrator takes for a busy service and retries.
-    """
-
-    model: GeneratorModel
-
-    def __init__(self, model: GeneratorModel, max_message_mb: float = DEFAULT_MAX_MESSAGE_MB) -> None:
-        super().__init__(model)
-        self.max_audio_bytes = int(max_message_mb * 1024 * 1024) - RESPONSE_HEADROOM_BYTES
-
-    def GetInfo(self, request: common_pb2.GetInfoRequest, context: grpc.ServicerContext) -> generator_pb2.GeneratorInfo:
-        self._require_ready()
-        m = self.model
-        return generator_pb2.GeneratorInfo(
-            model=model_info(m),
-            family=generator_pb2.GeneratorFamily.Value(m.family),
-            tasks=[generator_pb2.Task.Value(t) for t in m.tasks],
-            voices=[
-                generator_pb2.VoiceSpec(
-                    name=v.name, language=v.language, description=v.description, sample_rate=v.sample_rate
-                )
-                for v in m.voices
-            ],
-            options=_options(m),
-            max_text_chars=m.max_text_chars,
-            max_source_seconds=m.max_source_seconds,
-        )
-
-    def _to_request(self, req: generator_pb2.SynthesizeRequest) -> SynthesisRequest:
-        m = self.model
-        if not req.request_id:
-            raise InvalidArgument("request_id is empty")
-        task = generator_pb2.Task.Name(req.task) if req.task in generator_pb2.Task.values() else str(req.task)
-        if task not in m.tasks:
-            raise Unimplemented(f"task {task} is not supported by {m.name}; supported: {', '.join(m.tasks)}")
-        needs = task_inputs(task)
-        if needs.text:
-            if not req.text.strip():
-                raise InvalidArgument(f"{task} needs text, got empty text")
-            if len(req.text) > m.max_text_chars:
-                raise InvalidArgument(
-                    f"text has {len(req.text)} characters; {m.name} accepts at most {m.max_text_chars}"
-                )
-        voice_names = [v.name for v in m.voices]
-        if req.voice and voice_names and req.voice not in voice_names:
-            raise Unimplemented(f"voice {req.voice!r} is not offered by {m.name}; voices: {', '.join(voice_names)}")
-        out = SynthesisRequest(
-            request_id=req.request_id,
-            seed=req.seed,
-            task=task,
-            text=req.text,
-            language=req.language,
-            voice=req.voice or (voice_names[0] if voice_names else ""),
-            reference_text=req.reference_text,
-            parameters=m.resolve_options(dict(req.parameters)),
-        )
-        if needs.reference:
-            if not req.HasField("reference_audio"):
-                raise InvalidArgument(f"{task} needs reference_audio")
-            out.reference_audio = _decode(req.reference_audio, "reference_audio", m.max_source_seconds)
-        if needs.source:
-            if not req.HasField("source_audio"):
-                raise InvalidArgument(f"{task} needs source_audio")
-            out.source_audio = _decode(req.source_audio, "source_audio", m.max_source_seconds)
-        return out
-
-    def Synthesize(
-        self, request: generator_pb2.SynthesizeRequest, context: grpc.ServicerContext
-    ) -> generator_pb2.SynthesizeResponse:
-        self._require_ready()
-        req = self._to_request(request)
-        with Stopwatch(self.model.timing_scope) as sw:
-            result = self.model.synthesize(req)
-        audio = encode_audio(result.audio)
-        if audio.ByteSize() > self.max_audio_bytes:
-            raise InvalidArgument(
-                f"the audio made is {result.audio.duration:.0f} s ({audio.ByteSize() / 2**20:.1f} MiB), more than a "
-                f"response carries ({self.max_audio_bytes / 2**20:.1f} MiB): ask for less (shorter text, faster "
-                "speech, shorter pauses)"
-            )
-        return generator_pb2.SynthesizeResponse(
-            request_id=request.request_id,
-            seed=request.seed if result.seed is None else result.seed,
-            audio=audio,
-            timing=sw.to_proto(),
-            voice=result.voice or req.voice,
-        )
-
-
-class DetectorServicer(_ModelServicer, detector_pb2_grpc.DetectorServiceServicer):
-    model: DetectorModel
-
-    def GetInfo(self, request: common_pb2.GetInfoRequest, context: grpc.ServicerContext) -> detector_pb2.DetectorInfo:
-        self._require_ready()
-        m = self.model
-        return detector_pb2.DetectorInfo(
-            model=model_info(m),
-            family=detector_pb2.DetectorFamily.Value(m.family),
-            calibrated=m.serves_llr,
-            max_batch_size=m.max_batch_size,
-            options=_options(m),
-            min_seconds=m.min_seconds,
-            max_seconds=m.max_seconds,
-            sample_rates=sorted(m.sample_rates),
-        )
-
-    def _clip(self, item: detector_pb2.ScoreRequest) -> AudioClip:
-        if not item.request_id:
-            raise InvalidArgument("request_id is empty")
-        m = self.model
-        m.resolve_options(dict(item.parameters))
-        if m.sample_rates and item.audio.sample_rate not in m.sample_rates:
-            raise InvalidArgument(
-                f"audio at {item.audio.sample_rate} Hz; {m.name} accepts "
-                f"{', '.join(str(r) for r in sorted(m.sample_rates))} Hz"
-            )
-        clip = _decode(item.audio, "audio", m.max_seconds)
-        if clip.duration < m.min_seconds:
-            raise InvalidArgument(
-                f"audio is {clip.duration:.4f} s ({clip.samples.size} samples at {clip.sample_rate} Hz); "
-                f"{m.name} needs at least {m.min_seconds:g} s"
-            )
-        return clip
-
-    def Score(self, request: detector_pb2.ScoreRequest, context: grpc.ServicerContext) -> detector_pb2.ScoreResponse:
-        self._require_ready()
-        clip = self._clip(request)
-        with Stopwatch(self.model.timing_scope) as sw:
-            (score,) = self.model.llr_scores([clip])
-        return detector_pb2.ScoreResponse(
-            request_id=request.request_id, score=float(score), is_llr=self.model.serves_llr, timing=sw.to_proto()
-        )
-
-    def ScoreBatch(
-        self, request: detector_pb2.ScoreBatchRequest, context: grpc.ServicerContext
-    ) -> detector_pb2.ScoreBatchResponse:
-        self._require_ready()
-        m = self.model
-        if len(request.items) > m.max_batch_size:
-            raise InvalidArgument(f"batch of {len(request.items)} clips exceeds max_batch_size {m.max_batch_size}")
-        outcomes: list[detector_pb2.ScoreBatchItem] = []
-        good: list[tuple[int, AudioClip]] = []
-        for item in request.items:
-            try:
-                good.append((len(outcomes), self._clip(item)))
-                outcomes.append(detector_pb2.ScoreBatchItem(request_id=item.request_id))
-            except ServiceError as e:
-                outcomes.append(
-                    detector_pb2.ScoreBatchItem(
-                        request_id=item.request_id,
-                        error=detector_pb2.ItemError(code=e.code.value[0], message=f"{item.request_id}: {e}"),
-                    )
-                )
-        with Stopwatch(m.timing_scope) as sw:
-            scores = m.llr_scores([clip for _, clip in good]) if good else []
-        per_clip = sw.wall / max(len(good), 1)
-        for (index, _), score in zip(good, scores):
-            timing = sw.to_proto()
-            timing.wall_seconds = per_clip
-            timing.cpu_seconds = sw.cpu / max(len(good), 1)
-            outcomes[index].result.CopyFrom(
-                detector_pb2.ScoreResponse(
-                    request_id=outcomes[index].request_id,
-                    score=float(score),
-                    is_llr=m.serves_llr,
-                    timing=timing,
-                )
-            )
-        return detector_pb2.ScoreBatchResponse(items=outcomes, timing=sw.to_proto())
-
-
-@dataclass(frozen=True)
-class UndecodableRequest:
-    """Stands in for a request whose bytes did not parse (e.g. invalid UTF-8 in a string field).
-
-    grpc answers a deserializer's exception with INTERNAL ("Exception deserializing request!"),
-    blaming the server for the client's bytes; ``tolerant_deserializer`` returns this instead, and
-    the interceptor answers INVALID_ARGUMENT with the parser's reason.
-    """
-
-    reason: str
-
-
-def tolerant_deserializer(deserialize: Callable[[bytes], Any] | None) -> Callable[[bytes], Any] | None:
-    """``deserialize``, returning an UndecodableRequest where it raises."""
-    if deserialize is None:
-        return None
-
-    def parse(data: bytes) -> Any:
-        try:
-            return deserialize(data)
-        except Exception as e:  # protobuf's DecodeError, or a UnicodeDecodeError from a string field
-            return UndecodableRequest(f"{type(e).__name__}: {e}")
-
-    return parse
-
-
-class ErrorMappingInterceptor(grpc.ServerInterceptor):  # type: ignore[misc]  # grpc ships no type stubs
-    """Maps ServiceError to its status code and anything else to INTERNAL; logs every call's latency.
-
-    Every error message starts with the request id (or the batch size) so the client can name the item.
-    A request that does not parse (invalid UTF-8 in a string, truncated bytes) is the client's:
-    INVALID_ARGUMENT, before the servicer sees it. A work call runs in one of ``admission``'s slots
-    (RESOURCE_EXHAUSTED when they and its wait queue are full; see voxarena.sdk.admission).
-    """
-
-    def __init__(self, admission: Admission | None = None) -> None:
-        self.admission = admission
-
-    def intercept_service(
-        self, continuation: Continuation, handler_call_details: grpc.HandlerCallDetails
-    ) -> MethodHandler | None:
-        handler = continuation(handler_call_details)
-        if handler is None or handler.unary_unary is None:
-            return handler
-        inner, method = handler.unary_unary, handler_call_details.method
-        admission = self.admission if self.admission and self.admission.governs(method) else None
-
-        def wrapper(request: Any, context: grpc.ServicerContext) -> Any:
-            if isinstance(request, UndecodableRequest):
-                log.debug("%s INVALID_ARGUMENT: undecodable request", method)
-                context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"{method}: request does not parse: {request.reason}")
-            rid = getattr(request, "request_id", "") or (
-                f"batch of {len(request.items)}" if hasattr(request, "items") else method
-            )
-            t0 = time.perf_counter()
-            code = "OK"
-            try:
-                if admission is None:
-                    return inner(request, context)
-                with admission.slot(context):
-                    return inner(request, context)
-            except ServiceError as e:
-                code = e.code.name
-                context.abort(e.code, f"{rid}: {e}")
-            except Exception as e:  # a server fault, never the client's
-                if context.code() not in (None, grpc.StatusCode.OK):  # the handler aborted with its own status
-                    code = context.code().name
-                    raise
-                code = "INTERNAL"
-                log.exception("%s %s failed", method, rid)
-                context.abort(grpc.StatusCode.INTERNAL, f"{rid}: internal error: {type(e).__name__}: {e}")
-            finally:
-                log.debug("%s %s %s %.1f ms", method, rid, code, 1000 * (time.perf_counter() - t0))
-
-        return grpc.unary_unary_rpc_method_handler(
-            wrapper,
-            request_deserializer=tolerant_deserializer(handler.request_deserializer),
-            response_serializer=handler.response_serializer,
-        )
+Registration = tuple[str, Callable[[grpc.Server], None]]
+"""A service's full name and the function that adds its servicer to a server."""
 
 
 @dataclass
 class RunningServer:
+    """A built server (started by the caller), its bound port, its health servicer and its admission."""
+
     server: grpc.Server
     port: int
     health: health.HealthServicer
@@ -393,9 +68,8 @@ class RunningServer:
             self.health.set(name, status)
 
 
-def _registration(
-    model: _ModelBase, max_message_mb: float = DEFAULT_MAX_MESSAGE_MB
-) -> tuple[str, Callable[[grpc.Server], None]]:
+def model_registration(model: _ModelBase, max_message_mb: float = DEFAULT_MAX_MESSAGE_MB) -> Registration:
+    """The registration of ``model``'s role servicer; TypeError for a model of no role."""
     if isinstance(model, GeneratorModel):
         generator = GeneratorServicer(model, max_message_mb)
         name = generator_pb2.DESCRIPTOR.services_by_name["GeneratorService"].full_name
@@ -416,7 +90,7 @@ def _registration(
 
 
 def create_server(
-    registrations: list[tuple[str, Callable[[grpc.Server], None]]],
+    registrations: list[Registration],
     address: str = "[::]:0",
     max_message_mb: float = DEFAULT_MAX_MESSAGE_MB,
     workers: int = DEFAULT_CONCURRENCY,
@@ -465,7 +139,7 @@ def create_server(
 
 def create_model_server(model: _ModelBase, address: str = "[::]:0", **kwargs: Any) -> RunningServer:
     max_message_mb = kwargs.get("max_message_mb", DEFAULT_MAX_MESSAGE_MB)
-    return create_server([_registration(model, max_message_mb)], address, **kwargs)
+    return create_server([model_registration(model, max_message_mb)], address, **kwargs)
 
 
 ENV_CONCURRENCY = "VOXARENA_CONCURRENCY"

@@ -9,7 +9,7 @@ from voxarena.v1 import common_pb2, transform_pb2, transform_pb2_grpc
 
 from .errors import InternalError, InvalidArgument
 from .model import TransformModel, TransformRequest
-from .server import RESPONSE_HEADROOM_BYTES, Stopwatch, _decode, _ModelServicer, _options, model_info
+from .servicers import RESPONSE_HEADROOM_BYTES, Stopwatch, _decode, _ModelServicer, _options, model_info
 
 
 class TransformServicer(_ModelServicer, transform_pb2_grpc.TransformServiceServicer):

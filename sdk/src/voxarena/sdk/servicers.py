@@ -1,0 +1,277 @@
+"""The servicers of the model roles (KServe's shape: servicer, interceptor, server): each is thin.
+
+A servicer validates and converts the request, calls the model, converts the answer back, echoes
+``request_id`` and ``seed`` and fills the timing. Logging, latency and the mapping of errors to status
+codes live in ``interceptors``; building and running the gRPC server in ``server``. The transform role's
+servicer is in ``transform_servicer``.
+"""
+
+from __future__ import annotations
+
+import time
+
+import grpc
+from google.protobuf import timestamp_pb2
+
+from voxarena.codec import AudioClip, AudioFormatError, decode_audio, encode_audio
+from voxarena.tasks import task_inputs
+from voxarena.v1 import common_pb2, detector_pb2, detector_pb2_grpc, generator_pb2, generator_pb2_grpc
+
+from .errors import InvalidArgument, NotReady, ServiceError, Unimplemented
+from .model import DetectorModel, GeneratorModel, SynthesisRequest, _ModelBase
+
+DEFAULT_MAX_MESSAGE_MB = 64
+RESPONSE_HEADROOM_BYTES = 64 * 1024  # a response's fields beside its audio (ids, timing, voice)
+
+
+def _timestamp(t: float) -> timestamp_pb2.Timestamp:
+    ts = timestamp_pb2.Timestamp()
+    ts.FromNanoseconds(int(t * 1e9))
+    return ts
+
+
+class Stopwatch:
+    """Times a native call: wall (monotonic), start/end timestamps, process CPU seconds.
+
+    ``with Stopwatch(scope) as sw: ...`` then ``sw.to_proto()`` is the ``voxarena.v1.Timing`` of a
+    response; public for servicers that fill timings without the model base classes (the scorer)."""
+
+    def __init__(self, scope: str) -> None:
+        self.scope = scope
+
+    def __enter__(self) -> Stopwatch:
+        self._start, self._t0, self._cpu0 = time.time(), time.perf_counter(), time.process_time()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.wall = time.perf_counter() - self._t0
+        self.cpu = time.process_time() - self._cpu0
+        self._end = self._start + self.wall
+
+    def to_proto(self) -> common_pb2.Timing:
+        return common_pb2.Timing(
+            wall_seconds=self.wall,
+            start=_timestamp(self._start),
+            end=_timestamp(self._end),
+            scope=self.scope,
+            cpu_seconds=self.cpu,
+        )
+
+
+def model_info(model: _ModelBase) -> common_pb2.ModelInfo:
+    info = common_pb2.ModelInfo(
+        name=model.name,
+        version=model.version,
+        licence=model.licence,
+        weights_sha256=model.weights_sha256(),
+        native_sample_rate=model.native_sample_rate,
+        deterministic=model.deterministic,
+        timing_scope=model.timing_scope,
+        metadata=model.metadata(),
+    )
+    count = model.parameter_count()
+    if count is not None:
+        info.parameter_count = int(count)
+    return info
+
+
+def _options(model: _ModelBase) -> list[common_pb2.OptionSpec]:
+    return [
+        common_pb2.OptionSpec(name=o.name, description=o.description, default_value=o.default) for o in model.options
+    ]
+
+
+def _decode(msg: common_pb2.Audio, what: str, max_seconds: float) -> AudioClip:
+    """The clip, or INVALID_ARGUMENT naming what is wrong; a clip over ``max_seconds`` is refused from
+    its byte count, before any decoding work."""
+    try:
+        return decode_audio(msg, what, max_seconds=max_seconds)
+    except AudioFormatError as e:
+        raise InvalidArgument(str(e)) from None
+
+
+class _ModelServicer:
+    """What both roles' servicers share: the model, and UNAVAILABLE until it has loaded."""
+
+    def __init__(self, model: _ModelBase) -> None:
+        self.model = model
+
+    def _require_ready(self) -> None:
+        if not self.model.ready:
+            raise NotReady(f"{self.model.name} is still loading")
+
+
+class GeneratorServicer(_ModelServicer, generator_pb2_grpc.GeneratorServiceServicer):
+    """Thin: validate and convert, call the model, convert back, echo ids and seed, fill timing.
+
+    Audio that would not fit a response (``max_message_mb``) is INVALID_ARGUMENT saying how long it is:
+    options inside their ranges can still ask for too much together (espeak-ng at 80 words per minute
+    with a 1 s gap between words made 55 minutes, 138 MiB, of 5000 characters), and grpc would otherwise
+    fail the send with RESOURCE_EXHAUSTED, which the orchestrator takes for a busy service and retries.
+    """
+
+    model: GeneratorModel
+
+    def __init__(self, model: GeneratorModel, max_message_mb: float = DEFAULT_MAX_MESSAGE_MB) -> None:
+        super().__init__(model)
+        self.max_audio_bytes = int(max_message_mb * 1024 * 1024) - RESPONSE_HEADROOM_BYTES
+
+    def GetInfo(self, request: common_pb2.GetInfoRequest, context: grpc.ServicerContext) -> generator_pb2.GeneratorInfo:
+        self._require_ready()
+        m = self.model
+        return generator_pb2.GeneratorInfo(
+            model=model_info(m),
+            family=generator_pb2.GeneratorFamily.Value(m.family),
+            tasks=[generator_pb2.Task.Value(t) for t in m.tasks],
+            voices=[
+                generator_pb2.VoiceSpec(
+                    name=v.name, language=v.language, description=v.description, sample_rate=v.sample_rate
+                )
+                for v in m.voices
+            ],
+            options=_options(m),
+            max_text_chars=m.max_text_chars,
+            max_source_seconds=m.max_source_seconds,
+        )
+
+    def _to_request(self, req: generator_pb2.SynthesizeRequest) -> SynthesisRequest:
+        m = self.model
+        if not req.request_id:
+            raise InvalidArgument("request_id is empty")
+        task = generator_pb2.Task.Name(req.task) if req.task in generator_pb2.Task.values() else str(req.task)
+        if task not in m.tasks:
+            raise Unimplemented(f"task {task} is not supported by {m.name}; supported: {', '.join(m.tasks)}")
+        needs = task_inputs(task)
+        if needs.text:
+            if not req.text.strip():
+                raise InvalidArgument(f"{task} needs text, got empty text")
+            if len(req.text) > m.max_text_chars:
+                raise InvalidArgument(
+                    f"text has {len(req.text)} characters; {m.name} accepts at most {m.max_text_chars}"
+                )
+        voice_names = [v.name for v in m.voices]
+        if req.voice and voice_names and req.voice not in voice_names:
+            raise Unimplemented(f"voice {req.voice!r} is not offered by {m.name}; voices: {', '.join(voice_names)}")
+        out = SynthesisRequest(
+            request_id=req.request_id,
+            seed=req.seed,
+            task=task,
+            text=req.text,
+            language=req.language,
+            voice=req.voice or (voice_names[0] if voice_names else ""),
+            reference_text=req.reference_text,
+            parameters=m.resolve_options(dict(req.parameters)),
+        )
+        if needs.reference:
+            if not req.HasField("reference_audio"):
+                raise InvalidArgument(f"{task} needs reference_audio")
+            out.reference_audio = _decode(req.reference_audio, "reference_audio", m.max_source_seconds)
+        if needs.source:
+            if not req.HasField("source_audio"):
+                raise InvalidArgument(f"{task} needs source_audio")
+            out.source_audio = _decode(req.source_audio, "source_audio", m.max_source_seconds)
+        return out
+
+    def Synthesize(
+        self, request: generator_pb2.SynthesizeRequest, context: grpc.ServicerContext
+    ) -> generator_pb2.SynthesizeResponse:
+        self._require_ready()
+        req = self._to_request(request)
+        with Stopwatch(self.model.timing_scope) as sw:
+            result = self.model.synthesize(req)
+        audio = encode_audio(result.audio)
+        if audio.ByteSize() > self.max_audio_bytes:
+            raise InvalidArgument(
+                f"the audio made is {result.audio.duration:.0f} s ({audio.ByteSize() / 2**20:.1f} MiB), more than a "
+                f"response carries ({self.max_audio_bytes / 2**20:.1f} MiB): ask for less (shorter text, faster "
+                "speech, shorter pauses)"
+            )
+        return generator_pb2.SynthesizeResponse(
+            request_id=request.request_id,
+            seed=request.seed if result.seed is None else result.seed,
+            audio=audio,
+            timing=sw.to_proto(),
+            voice=result.voice or req.voice,
+        )
+
+
+class DetectorServicer(_ModelServicer, detector_pb2_grpc.DetectorServiceServicer):
+    model: DetectorModel
+
+    def GetInfo(self, request: common_pb2.GetInfoRequest, context: grpc.ServicerContext) -> detector_pb2.DetectorInfo:
+        self._require_ready()
+        m = self.model
+        return detector_pb2.DetectorInfo(
+            model=model_info(m),
+            family=detector_pb2.DetectorFamily.Value(m.family),
+            calibrated=m.serves_llr,
+            max_batch_size=m.max_batch_size,
+            options=_options(m),
+            min_seconds=m.min_seconds,
+            max_seconds=m.max_seconds,
+            sample_rates=sorted(m.sample_rates),
+        )
+
+    def _clip(self, item: detector_pb2.ScoreRequest) -> AudioClip:
+        if not item.request_id:
+            raise InvalidArgument("request_id is empty")
+        m = self.model
+        m.resolve_options(dict(item.parameters))
+        if m.sample_rates and item.audio.sample_rate not in m.sample_rates:
+            raise InvalidArgument(
+                f"audio at {item.audio.sample_rate} Hz; {m.name} accepts "
+                f"{', '.join(str(r) for r in sorted(m.sample_rates))} Hz"
+            )
+        clip = _decode(item.audio, "audio", m.max_seconds)
+        if clip.duration < m.min_seconds:
+            raise InvalidArgument(
+                f"audio is {clip.duration:.4f} s ({clip.samples.size} samples at {clip.sample_rate} Hz); "
+                f"{m.name} needs at least {m.min_seconds:g} s"
+            )
+        return clip
+
+    def Score(self, request: detector_pb2.ScoreRequest, context: grpc.ServicerContext) -> detector_pb2.ScoreResponse:
+        self._require_ready()
+        clip = self._clip(request)
+        with Stopwatch(self.model.timing_scope) as sw:
+            (score,) = self.model.llr_scores([clip])
+        return detector_pb2.ScoreResponse(
+            request_id=request.request_id, score=float(score), is_llr=self.model.serves_llr, timing=sw.to_proto()
+        )
+
+    def ScoreBatch(
+        self, request: detector_pb2.ScoreBatchRequest, context: grpc.ServicerContext
+    ) -> detector_pb2.ScoreBatchResponse:
+        self._require_ready()
+        m = self.model
+        if len(request.items) > m.max_batch_size:
+            raise InvalidArgument(f"batch of {len(request.items)} clips exceeds max_batch_size {m.max_batch_size}")
+        outcomes: list[detector_pb2.ScoreBatchItem] = []
+        good: list[tuple[int, AudioClip]] = []
+        for item in request.items:
+            try:
+                good.append((len(outcomes), self._clip(item)))
+                outcomes.append(detector_pb2.ScoreBatchItem(request_id=item.request_id))
+            except ServiceError as e:
+                outcomes.append(
+                    detector_pb2.ScoreBatchItem(
+                        request_id=item.request_id,
+                        error=detector_pb2.ItemError(code=e.code.value[0], message=f"{item.request_id}: {e}"),
+                    )
+                )
+        with Stopwatch(m.timing_scope) as sw:
+            scores = m.llr_scores([clip for _, clip in good]) if good else []
+        per_clip = sw.wall / max(len(good), 1)
+        for (index, _), score in zip(good, scores):
+            timing = sw.to_proto()
+            timing.wall_seconds = per_clip
+            timing.cpu_seconds = sw.cpu / max(len(good), 1)
+            outcomes[index].result.CopyFrom(
+                detector_pb2.ScoreResponse(
+                    request_id=outcomes[index].request_id,
+                    score=float(score),
+                    is_llr=m.serves_llr,
+                    timing=timing,
+                )
+            )
+        return detector_pb2.ScoreBatchResponse(items=outcomes, timing=sw.to_proto())
