@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PROTOS := $(wildcard proto/voxarena/v1/*.proto)
 
-.PHONY: sdk lint certs generate generate-check setup setup-test system-deps convert-venv models setup-mbrola proto proto-check test test-fast demo train-detectors base-image wheelhouse wheelhouse-torch images bench bench-generators bench-scorer bench-containers mutation clean
+.PHONY: sdk lint docs certs generate generate-check setup setup-test system-deps convert-venv models setup-mbrola proto proto-check test test-fast demo train-detectors base-image wheelhouse wheelhouse-torch images bench bench-generators bench-scorer bench-containers mutation clean
 
 setup: system-deps $(VENV)/.installed models
 
@@ -101,6 +101,11 @@ lint: setup-test
 	$(VENV)/bin/ruff check $(LINT_PATHS)
 	$(VENV)/bin/ruff format --check $(LINT_PATHS)
 	$(VENV)/bin/mypy voxarena sdk/src examples
+
+# The manual (mkdocs.yml, docs/) as a static site in build/site; --strict: a broken link, anchor or a page
+# left out of the nav fails the build (tests/voxarena/test_docs.py builds it the same way).
+docs: setup-test
+	$(VENV)/bin/mkdocs build --strict --site-dir build/site
 
 # The whole suite, container tests included (they need the images: built, or rebuilt from cache).
 test: setup-test proto-check convert-venv images
