@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("voxarena.service")
 
 NO_REQUEST_ID = "-"
+HEALTH_METHODS = "/grpc.health.v1.Health/"
 
 
 def call_log_line(method: str, request_id: str, code: str, ms: float) -> str:
@@ -78,7 +79,10 @@ class CallLog:
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None) -> None:
         ms = 1000 * (time.perf_counter() - self._t0)
-        log.info("%s", call_log_line(self.method, self.request_id, self._code(kind), ms))
+        code = self._code(kind)
+        # A healthy health check is the container runtime's probe every few seconds: DEBUG, not INFO.
+        level = logging.DEBUG if code == "OK" and self.method.startswith(HEALTH_METHODS) else logging.INFO
+        log.log(level, "%s", call_log_line(self.method, self.request_id, code, ms))
 
     def _code(self, kind: type[BaseException] | None) -> str:
         code = self.context.code()
