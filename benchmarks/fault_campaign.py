@@ -31,30 +31,26 @@ from __future__ import annotations
 import argparse
 import csv
 import json
-import os
 import random
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections import Counter
-from collections.abc import Callable
 from pathlib import Path
 
-import grpc
 import soundfile as sf
 import yaml
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from voxarena.conformance.session import Conformance, Session, speech_like  # noqa: E402
-from voxarena.lifecycle import PARENT_ENV  # noqa: E402
-from voxarena.orchestrator.fleet.clients import ServiceStartError, wait_for_serving  # noqa: E402
+from benchmarks.fault_bad_inputs import CALL_SECONDS, HostileInputs  # noqa: E402
+from benchmarks.fault_services import Supervised, Supervisor  # noqa: E402
+from voxarena.conformance.session import speech_like  # noqa: E402
+from voxarena.orchestrator.fleet.clients import ServiceStartError  # noqa: E402
 from voxarena.orchestrator.run.status import run_status  # noqa: E402
 from voxarena.orchestrator.store.run_store import read_jsonl  # noqa: E402
 
@@ -71,15 +67,7 @@ WORK = {
     "scorer": ("measurements.jsonl",),
 }
 TEXTS = ("The birch canoe slid on the smooth planks.", "Glue the sheet to the dark blue background.")
-UNANSWERED = ("reachable", "health SERVING")  # the corpus's first checks: a service that does not answer
-CALL_SECONDS = 30.0  # deadline of every call, the bad inputs' included: a call that reaches it hung
 RESTART_DELAY = (0.2, 3.0)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def write_dataset(root: Path, items: int, seed: int) -> Path:
@@ -96,88 +84,6 @@ def write_dataset(root: Path, items: int, seed: int) -> Path:
         w.writeheader()
         w.writerows(rows)
     return root / "manifest.csv"
-
-
-class Supervised:
-    """One service process on a fixed loopback port."""
-
-    def __init__(self, name: str, module: str, logs: Path) -> None:
-        self.name, self.module = name, module
-        self.address = f"127.0.0.1:{free_port()}"
-        self.log = logs / f"{name}.log"
-        self.proc: subprocess.Popen[bytes] | None = None
-
-    def start(self) -> None:
-        host, port = self.address.rsplit(":", 1)
-        cmd = [sys.executable, "-m", self.module, "--host", host, "--port", port]
-        env = {**os.environ, PARENT_ENV: str(os.getpid())}  # it dies with the campaign
-        with open(self.log, "ab") as log:
-            self.proc = subprocess.Popen(cmd, stdout=log, stderr=log, env=env)
-        wait_for_serving(self.address, self.name, 120, process=self.proc)
-
-    def alive(self) -> bool:
-        return self.proc is not None and self.proc.poll() is None
-
-    def kill(self) -> None:
-        if self.proc is not None:
-            self.proc.kill()
-            self.proc.wait()
-
-    def stop(self) -> None:
-        if self.alive() and self.proc is not None:
-            self.proc.terminate()
-            self.proc.wait(15)
-
-
-class Supervisor(threading.Thread):
-    """Watches the services as systemd, compose or Kubernetes would: a killed one is started again after
-    the delay it was killed with; one that exits unkilled is a crash, counted and started again.
-
-    It starts the processes it restarts itself and lives as long as the campaign: a service dies with the
-    thread that started it (PR_SET_PDEATHSIG follows the parent thread), so a short-lived restart thread
-    would take its service down with it."""
-
-    def __init__(self, services: dict[str, Supervised]) -> None:
-        super().__init__(daemon=True)
-        self.services = services
-        self.restart_at: dict[str, float] = {}
-        self.crashes: list[str] = []
-        self.lock = threading.Lock()
-        self.stopping = threading.Event()
-
-    def kill(self, name: str, delay: float) -> None:
-        with self.lock:
-            self.services[name].kill()
-            self.restart_at[name] = time.monotonic() + delay
-
-    def down(self) -> set[str]:
-        with self.lock:
-            return set(self.restart_at)
-
-    def settle(self, timeout: float = 180) -> None:
-        """Wait until every killed service is back."""
-        end = time.monotonic() + timeout
-        while self.down() and time.monotonic() < end:
-            time.sleep(0.05)
-
-    def run(self) -> None:
-        while not self.stopping.wait(0.05):
-            for name, svc in self.services.items():
-                with self.lock:
-                    if svc.alive():
-                        continue
-                    due = self.restart_at.get(name)
-                if due is None:
-                    code = svc.proc.returncode if svc.proc is not None else None
-                    self.crashes.append(f"{name} exited with code {code} without being killed")
-                elif time.monotonic() < due:
-                    continue
-                try:
-                    svc.start()
-                except ServiceStartError as e:
-                    self.crashes.append(f"{name} did not come back: {e}")
-                with self.lock:
-                    self.restart_at.pop(name, None)
 
 
 class Campaign:
@@ -316,43 +222,6 @@ def rows_written(out: Path, tables: tuple[str, ...] = TABLES) -> int:
         except FileNotFoundError:
             pass
     return n
-
-
-# ---------------------------------------------------------------------------------- the bad-input corpus
-class HostileSession(Session):
-    """The conformance session, keeping the code each bad input was answered with and how long it took."""
-
-    answers: list[tuple[str, str, float]]
-
-    def expect_error(
-        self, name: str, call: Callable[[], object], sent: str, codes: tuple[grpc.StatusCode, ...]
-    ) -> None:
-        n = len(self.checks)
-        t0 = time.monotonic()
-        super().expect_error(name, call, sent, codes)
-        got = self.checks[n].got  # "CODE: 'details'", or "a normal response ..." when it succeeded
-        self.answers.append((name, got.split(":", 1)[0] if ":" in got else "OK", time.monotonic() - t0))
-
-    def problems(self) -> list[tuple[str, str]]:
-        """(kind, what): ``internal`` answers, ``hung`` calls (their deadline) or a service that did not
-        answer, ``crashed`` (not SERVING after a bad input); ``note``: another wrong code, for the record."""
-        fails = {c.name for c in self.checks if c.status == "FAIL"}
-        out = []
-        for name, code, secs in self.answers:
-            kind = {"INTERNAL": "internal", "DEADLINE_EXCEEDED": "hung"}.get(code, "note" if name in fails else "")
-            if kind:
-                out.append((kind, f"'{name}' answered {code} in {secs:.1f} s"))
-        out += [("hung", f"{c.name}: {c.detail}") for c in self.checks if c.name in UNANSWERED and c.status == "FAIL"]
-        return out + [("crashed", f"not SERVING {after}") for after in self.not_serving_after]
-
-
-class HostileInputs(Conformance):
-    def __init__(self, address: str) -> None:
-        super().__init__(address, CALL_SECONDS)
-        s = self.session
-        self.hostile = HostileSession(s.address, s.channel, s.timeout, s.probes)
-        self.hostile.answers = []
-        self.session = self.hostile  # what Conformance.run checks with
 
 
 # ---------------------------------------------------------------------------------- what was lost
