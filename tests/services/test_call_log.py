@@ -81,14 +81,14 @@ def test_every_finished_call_is_one_line_with_its_code_and_time(caplog):
         (info, "-", "OK"),
         (synth, "-", "INVALID_ARGUMENT"),
     ]  # a SERVING health check (a container probe every few seconds) logs at DEBUG only
+    assert 200 <= calls[0][3] < 5000, calls[0]  # the model's 0.2 s sleep, in milliseconds
+    assert any("boom-1 failed" in r.getMessage() and r.exc_info for r in caplog.records)  # the traceback, as before
     caplog.set_level(logging.DEBUG, logger="voxarena.service")
     with serve_in_process(Slow()) as served:
         caplog.clear()
         health_pb2_grpc.HealthStub(served.channel).Check(health_pb2.HealthCheckRequest(), timeout=10)
     lines = [r for r in caplog.records if r.getMessage().startswith("call ")]
     assert [(r.levelno, LINE.match(r.getMessage())[1]) for r in lines] == [(logging.DEBUG, health)]
-    assert 200 <= calls[0][3] < 5000, calls[0]  # the model's 0.2 s sleep, in milliseconds
-    assert any("boom-1 failed" in r.getMessage() and r.exc_info for r in caplog.records)  # the traceback, as before
 
 
 def test_a_batch_names_its_items_and_a_stream_has_no_id(caplog):
