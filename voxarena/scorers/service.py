@@ -18,6 +18,7 @@ import numpy as np
 
 from voxarena.codec import AudioClip, AudioFormatError, decode_audio
 from voxarena.lifecycle import die_with_parent
+from voxarena.metric_catalogue import METRICS, UnknownMetric
 from voxarena.sdk.errors import Cancelled, InvalidArgument, NotReady
 from voxarena.sdk.server import Stopwatch, add_service_arguments, create_server, run_until_signalled, server_security
 from voxarena.stats import composite, detection, i2d
@@ -25,7 +26,7 @@ from voxarena.stats.bootstrap import cluster_intervals
 from voxarena.v1 import common_pb2, scorer_pb2, scorer_pb2_grpc
 
 from .quality import SHORT_CLIPS, SHORT_CLIPS_ENV
-from .registry import REGISTRY, ClipInputs, Metric, MetricInputError, UnknownMetric, get_metric, metric_class
+from .registry import ClipInputs, Metric, MetricInputError, get_metric, metric_class
 
 log = logging.getLogger("voxarena.scorer")
 SCORER_VERSION = "1.0.0"
@@ -123,6 +124,21 @@ def detection_intervals(
     )
 
 
+def metric_specs() -> list[scorer_pb2.MetricSpec]:
+    """GetInfo's specs: each metric's catalogue row, with its implementation's own description."""
+    return [
+        scorer_pb2.MetricSpec(
+            name=name,
+            higher_is_better=row.higher_is_better,
+            aggregation=row.aggregation,
+            description=metric_class(name).description,
+            needs=row.needs,
+            columns=row.columns,
+        )
+        for name, row in sorted(METRICS.items())
+    ]
+
+
 def fingerprint(metric_names: Iterable[str]) -> dict[str, str]:
     fp = {
         "voxarena.scorer": SCORER_VERSION,
@@ -155,7 +171,7 @@ class ScorerServicer(scorer_pb2_grpc.ScorerServiceServicer):
     and 2 clips no longer leave a core idle while the 8 finish one by one, and more calls in flight
     queue for the cores instead of holding more clips in memory at once."""
 
-    def __init__(self, fingerprint_metrics: tuple[str, ...] = tuple(REGISTRY), clip_workers: int | None = None) -> None:
+    def __init__(self, fingerprint_metrics: tuple[str, ...] = tuple(METRICS), clip_workers: int | None = None) -> None:
         self.ready = False
         self._fp_metrics = fingerprint_metrics
         self._fingerprint: dict[str, str] = {}
@@ -185,19 +201,6 @@ class ScorerServicer(scorer_pb2_grpc.ScorerServiceServicer):
     def GetInfo(self, request: common_pb2.GetInfoRequest, context: grpc.ServicerContext) -> scorer_pb2.ScorerInfo:
         if not self.ready:
             raise NotReady("scorer is still loading")
-        specs = []
-        for name in sorted(REGISTRY):
-            cls = metric_class(name)
-            specs.append(
-                scorer_pb2.MetricSpec(
-                    name=name,
-                    higher_is_better=cls.higher_is_better,
-                    aggregation=cls.aggregation,
-                    description=cls.description,
-                    needs=cls.needs,
-                    columns=cls.output_columns(),
-                )
-            )
         info = common_pb2.ModelInfo(
             name="voxarena-scorer",
             version=SCORER_VERSION,
@@ -205,7 +208,7 @@ class ScorerServicer(scorer_pb2_grpc.ScorerServiceServicer):
             deterministic=True,
             timing_scope="measure: all requested metrics of a batch",
         )
-        return scorer_pb2.ScorerInfo(model=info, metrics=specs, fingerprint=self._fingerprint, limits=limits())
+        return scorer_pb2.ScorerInfo(model=info, metrics=metric_specs(), fingerprint=self._fingerprint, limits=limits())
 
     @staticmethod
     def _decoded(item: scorer_pb2.ClipRequest, field: str) -> AudioClip:
