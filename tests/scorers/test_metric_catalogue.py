@@ -5,6 +5,7 @@ row (never writes them itself), produces exactly the row's columns, and GetInfo 
 from __future__ import annotations
 
 import inspect
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -127,3 +128,19 @@ def test_a_class_writing_a_catalogued_fact_is_refused(attribute):
 def test_a_row_without_a_class_attribute_is_taken_whole():
     cls = _define("rtf", "voxarena.scorers.timing", __qualname__="RealTimeFactor")
     assert (cls.higher_is_better, cls.needs, cls.columns) == (False, ("timing",), ("rtf",))
+
+
+def test_the_readme_table_defines_every_catalogued_metric():
+    """voxarena/scorers/README.md's "Generator metrics" table gives each metric's full definition: one
+    row per catalogue row, each of its columns named where it has more than one."""
+    readme = (Path(__file__).resolve().parents[2] / "voxarena" / "scorers" / "README.md").read_text()
+    section = readme.split("## Generator metrics", 1)[1]
+    cells = {}
+    for line in section.strip().split("\n\n", 1)[0].splitlines():
+        if line.startswith("| `"):
+            first = line.split("|")[1].strip()
+            cells[first.split("`")[1]] = first
+    assert sorted(cells) == sorted(METRICS)
+    for name, cell in cells.items():
+        for c in METRICS[name].columns if len(METRICS[name].columns) > 1 else ():
+            assert f"`{c}`" in cell or f"`_{c.split('_', 1)[-1]}`" in cell, (name, c)
