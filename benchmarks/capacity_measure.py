@@ -280,7 +280,7 @@ def degrade_costs(run: Path, conditions: dict, seed: int, gens: list[dict], samp
 def bootstrap_cpu(n: int, resamples: int, rng: np.random.Generator) -> float:
     """Process CPU seconds of one detection trial set's bootstrap CIs (n trials, half bona fide, 20
     speakers), computed by the scorer's own function."""
-    from voxarena.scorers.service import detection_intervals
+    from voxarena.scorers.trial_sets import detection_intervals
     from voxarena.stats import detection
 
     bona, spoof = rng.normal(1.0, 1.0, n // 2), rng.normal(-0.5, 1.5, n // 2)

@@ -23,7 +23,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from voxarena.scorers.service import detection_intervals  # noqa: E402
+from voxarena.scorers.trial_sets import detection_intervals  # noqa: E402
 from voxarena.stats import detection  # noqa: E402
 
 

@@ -14,7 +14,8 @@ import pytest
 from voxarena.codec import AudioClip, encode_audio
 from voxarena.scorers import registry
 from voxarena.scorers.registry import ClipInputs, Measurement, Metric
-from voxarena.scorers.service import ScorerServicer, main
+from voxarena.scorers.server import main
+from voxarena.scorers.service import ScorerServicer
 from voxarena.sdk.errors import Cancelled
 from voxarena.v1 import scorer_pb2
 

@@ -113,7 +113,7 @@ def test_one_window_option_scores_the_tiled_clip_cut_at_one_window(model, speech
 
 
 def test_an_unknown_short_clip_mode_is_refused(monkeypatch, capsys):
-    from voxarena.scorers.service import main
+    from voxarena.scorers.server import main
 
     monkeypatch.delenv("VOXARENA_PARENT_PID", raising=False)  # main() would bind this process to that parent
     monkeypatch.setenv(quality.SHORT_CLIPS_ENV, "fast")

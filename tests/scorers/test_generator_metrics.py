@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 
 from voxarena.codec import AudioClip, read_audio_file
+from voxarena.metric_catalogue import UnknownMetric
 from voxarena.scorers import asr
-from voxarena.scorers.registry import ClipInputs, UnknownMetric, get_metric
+from voxarena.scorers.registry import ClipInputs, get_metric
 
 
 def clip_with(text: str, hypothesis: str) -> ClipInputs:

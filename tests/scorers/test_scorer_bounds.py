@@ -11,12 +11,8 @@ import numpy as np
 import pytest
 
 from voxarena.codec import AudioClip, encode_audio
-from voxarena.scorers.service import (
-    MAX_BOOTSTRAP_RESAMPLES,
-    MAX_CLIP_SECONDS,
-    MAX_CLIPS_PER_REQUEST,
-    ScorerServicer,
-)
+from voxarena.scorers.bounds import MAX_BOOTSTRAP_RESAMPLES, MAX_CLIP_SECONDS, MAX_CLIPS_PER_REQUEST
+from voxarena.scorers.service import ScorerServicer
 from voxarena.sdk.testing import serve_servicers
 from voxarena.v1 import common_pb2, scorer_pb2, scorer_pb2_grpc
 
@@ -178,14 +174,14 @@ def test_request_level_mistakes_still_fail_the_request(stub):
 
 
 def test_bootstrap_work_is_bounded_by_resamples_times_items(stub, monkeypatch):
-    from voxarena.scorers import service
+    from voxarena.scorers import bounds
 
-    monkeypatch.setattr(service, "MAX_BOOTSTRAP_DRAWS", 60)  # 6 trials: at most 10 resamples
+    monkeypatch.setattr(bounds, "MAX_BOOTSTRAP_DRAWS", 60)  # 6 trials: at most 10 resamples
     assert stub.DetectionMetrics(_detection(resamples=10, seed=1), timeout=10).sets[0].ci_low
     details = _refused(stub.DetectionMetrics, _detection(resamples=11, seed=1))
     assert "trial set t: bootstrap of 11 resamples x 6 items exceeds the maximum 60 draws" in details
     assert "at most 10 resamples" in details
-    monkeypatch.setattr(service, "MAX_BOOTSTRAP_DRAWS", 5)  # one clip: at most 5 resamples
+    monkeypatch.setattr(bounds, "MAX_BOOTSTRAP_DRAWS", 5)  # one clip: at most 5 resamples
     assert "group g, metric rtf: bootstrap of 6 resamples" in _refused(stub.Aggregate, _aggregate(resamples=6))
     assert stub.GetInfo(common_pb2.GetInfoRequest(), timeout=10).limits.max_bootstrap_draws == 5
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from voxarena.default_metrics import DEFAULT_METRICS
+from voxarena.metric_catalogue import DEFAULT_METRICS
 from voxarena.tasks import TASKS, task_inputs
 from voxarena.v1 import generator_pb2
 

@@ -13,7 +13,7 @@ import os
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
-from .service import main  # noqa: E402  (after the thread settings: OpenBLAS reads them when it loads)
+from .server import main  # noqa: E402  (after the thread settings: OpenBLAS reads them when it loads)
 
 if __name__ == "__main__":
     main()

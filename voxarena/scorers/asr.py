@@ -95,7 +95,6 @@ def asr_fingerprint() -> dict[str, str]:
 
 class _AsrErrorRate(Metric):
     unit: str = "words"
-    needs = ("text",)
 
     def warm(self) -> None:
         transcriber()
@@ -136,12 +135,10 @@ class _AsrErrorRate(Metric):
 class WhisperWER(_AsrErrorRate):
     name = "wer"
     unit = "words"
-    aggregation = "sum(S+D+I) / sum(S+D+H) over words"
     description = "Word error rate of Whisper tiny.en against the prompt, after Whisper English normalisation."
 
 
 class WhisperCER(_AsrErrorRate):
     name = "cer"
     unit = "characters"
-    aggregation = "sum(S+D+I) / sum(S+D+H) over characters"
     description = "Character error rate of Whisper tiny.en against the prompt, after Whisper English normalisation."

@@ -29,9 +29,7 @@ def _decoder() -> Any:
 
 class PocketsphinxWER(Metric):
     name = "wer_pocketsphinx"
-    aggregation = "sum(S+D+I) / sum(S+D+H) over words"
     description = "Word error rate of PocketSphinx (bundled en-us models), a cross-check of the Whisper WER."
-    needs = ("text",)
 
     def measure(self, clip: ClipInputs) -> Measurement:
         import jiwer

@@ -51,13 +51,10 @@ def mean_row_cosine(a: np.ndarray, b: np.ndarray) -> float:
 
 class ClonEvalFeatures(Metric):
     name = "cloneval"
-    aggregation = "mean per feature"
     description = (
         "ClonEval acoustic-feature cosine similarities between the clip and the speaker reference, over their "
         f"common length; a common length over {MAX_SECONDS:g} s is refused (pYIN's whole-clip decoding: time, memory)."
     )
-    needs = ("speaker_reference",)
-    columns = tuple(f"cloneval_{f}" for f in FEATURES)
 
     def measure(self, clip: ClipInputs) -> Measurement:
         if clip.speaker_reference is None:

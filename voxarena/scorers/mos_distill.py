@@ -134,7 +134,6 @@ class DistillMosOnnx:
 
 class MosDistill(Metric):
     name = "mos_distill"
-    aggregation = "mean"
     description = (
         "DistillMOS predicted MOS (1..5), no reference: distillmos 0.9.1's network as ONNX, "
         "16 kHz, 7.68 s windows with hop <= 1 s averaged, as the package does."

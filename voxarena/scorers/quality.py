@@ -189,9 +189,7 @@ def model() -> BatchedDnsmos:
 
 class Dnsmos(Metric):
     name = "dnsmos"
-    aggregation = "mean per column"
     description = "DNSMOS P.835 OVRL (headline), SIG, BAK and P.808 MOS (speechmos ONNX models, 16 kHz)."
-    columns = ("dnsmos", "dnsmos_sig", "dnsmos_bak", "dnsmos_p808")
 
     def warm(self) -> None:
         model()

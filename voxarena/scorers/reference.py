@@ -137,12 +137,10 @@ class IsolatedPesq:
 
 class Pesq(Metric):
     name = "pesq"
-    aggregation = "mean"
     description = (
         "ITU-T P.862 PESQ (pesq package): wide band (P.862.2) at 16 kHz; narrow band (P.862.1 MOS-LQO) "
         "at 8 kHz when the generated clip is 8 kHz. Aligned reference required."
     )
-    needs = ("source_reference",)
 
     def __init__(self) -> None:
         super().__init__()
@@ -174,13 +172,10 @@ class Pesq(Metric):
 
 class Stoi(Metric):
     name = "stoi"
-    aggregation = "mean"
     description = (
         "STOI and extended STOI (pystoi's definition, computed at 16 kHz input, 10 kHz internally; its segments "
         "summed in chunks: voxarena.scorers.stoi). Aligned reference required."
     )
-    needs = ("source_reference",)
-    columns = ("stoi", "estoi")
 
     def measure(self, clip: ClipInputs) -> Measurement:
         from .stoi import stoi_and_estoi
@@ -198,12 +193,10 @@ class Stoi(Metric):
 
 class Psnr(Metric):
     name = "psnr"
-    aggregation = "mean"
     description = (
         "PSNR in dB of STFT magnitudes (1024-point Hann, hop 256, 16 kHz), each normalised to a maximum of 1: "
         "10 log10(1 / MSE) over the common frames (SoK appendix F)."
     )
-    needs = ("source_reference",)
 
     def measure(self, clip: ClipInputs) -> Measurement:
         ref, gen = normalised_magnitudes(clip)
@@ -240,12 +233,10 @@ def ssim(ref: np.ndarray, gen: np.ndarray) -> float:
 
 class Ssim(Metric):
     name = "ssim"
-    aggregation = "mean"
     description = (
         "SSIM (scikit-image, 7x7 window, data range 1) between the normalised STFT magnitude spectrograms "
         "used by PSNR. Aligned reference required."
     )
-    needs = ("source_reference",)
 
     def measure(self, clip: ClipInputs) -> Measurement:
         signals(clip, 16000)  # the alignment check
@@ -261,12 +252,10 @@ class Ssim(Metric):
 
 class LogMelMse(Metric):
     name = "ls_mse"
-    aggregation = "mean"
     description = (
         "Mean squared difference of natural-log mel spectrograms (80 bins, 40 ms Hann window, 12.5 ms shift, "
         "1024-point FFT, 0-12 kHz; both signals resampled to 24 kHz; log of max(mel, 1e-5)). Aligned reference."
     )
-    needs = ("source_reference",)
 
     def measure(self, clip: ClipInputs) -> Measurement:
         import librosa
@@ -324,14 +313,12 @@ def mel_cepstra(x: np.ndarray, fs: int = 16000) -> np.ndarray:
 
 class MelCepstralDistortion(Metric):
     name = "mcd"
-    aggregation = "mean"
     description = (
         "Mel-cepstral distortion in dB with DTW: WORLD CheapTrick envelopes (DIO+StoneMask F0, 5 ms frames) "
         "at 16 kHz, pysptk sp2mc order 24, alpha 0.42, c0 excluded; frames aligned by DTW on Euclidean distance; "
         "MCD = 10/ln10 * sqrt(2) * mean distance along the path. A pair whose DTW exceeds "
         f"{MCD_MAX_DTW_CELLS:.0e} frame pairs (two clips of about 31 s each) is refused: DTW memory."
     )
-    needs = ("source_reference",)
 
     def warm(self) -> None:
         import librosa  # noqa: F401

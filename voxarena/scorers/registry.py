@@ -1,13 +1,14 @@
-"""The metric registry: every generator metric registers its metadata and a lazy import path.
+"""The metric registry: the scorer's view of the metric catalogue (``voxarena.metric_catalogue``).
 
 A metric measures one clip into raw values (counts, not only ratios) and aggregates a list of those
-into one corpus-level figure. Heavy models load on first use, once per scorer process.
+into one corpus-level figure. Its identity (direction, needed inputs, columns, aggregation, the class
+that computes it) is its catalogue row; its class adds only the computation and a detailed
+``description``. Heavy models load on first use, once per scorer process.
 """
 
 from __future__ import annotations
 
 import abc
-import difflib
 import hashlib
 import importlib
 import threading
@@ -20,16 +21,11 @@ from typing import Any, ClassVar, TypeVar
 import numpy as np
 
 from voxarena.codec import AudioClip
-from voxarena.default_metrics import HIGHER_IS_BETTER
+from voxarena.metric_catalogue import METRICS, metric_entry
 
 _T = TypeVar("_T")
 # What a metric makes of one clip: (values keyed "<name>.<quantity>", notes).
 Measurement = tuple[dict[str, float], dict[str, str]]
-
-
-class UnknownMetric(KeyError):
-    def __str__(self) -> str:
-        return str(self.args[0])
 
 
 class MetricInputError(ValueError):
@@ -118,32 +114,46 @@ def _nbytes(value: Any) -> int:
 reference_cache = ReferenceCache()
 
 
+# What a Metric class takes from its catalogue row, never writes itself (nor its bases): written once.
+CATALOGUED = ("higher_is_better", "aggregation", "needs", "columns")
+
+
 class Metric(abc.ABC):
     name: ClassVar[str]
-    # Set from voxarena.default_metrics.HIGHER_IS_BETTER by name: the one table the statistics core reads too.
+    # Set from the class's row of voxarena.metric_catalogue when a class with a ``name`` is defined.
     higher_is_better: ClassVar[bool]
     aggregation: ClassVar[str]
-    description: ClassVar[str]
     needs: ClassVar[tuple[str, ...]] = ()
-    # Result columns; the first is the headline. Most metrics have one column named after them.
-    columns: ClassVar[tuple[str, ...]] = ()
+    columns: ClassVar[tuple[str, ...]] = ()  # result columns; the first is the headline
+    # The implementation's own account (windows, limits, packages), reported in GetInfo.
+    description: ClassVar[str]
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        if "name" in vars(cls):
-            if cls.name not in HIGHER_IS_BETTER:
+        if "name" not in vars(cls):
+            return
+        where = f"{cls.__module__}:{cls.__qualname__}"
+        row = METRICS.get(cls.name)
+        if row is None:
+            raise TypeError(f"metric {cls.name!r} ({where}) has no row in voxarena.metric_catalogue")
+        if row.implementation != where:
+            raise TypeError(f"metric {cls.name!r}: its catalogue row names {row.implementation}, not {where}")
+        for klass in cls.__mro__[: cls.__mro__.index(Metric)]:
+            written = [a for a in CATALOGUED if a in vars(klass)]
+            if written:
                 raise TypeError(
-                    f"metric {cls.name!r} ({cls.__module__}.{cls.__qualname__}) has no direction in "
-                    "voxarena.default_metrics.HIGHER_IS_BETTER"
+                    f"metric {cls.name!r} ({where}): {klass.__qualname__} sets {', '.join(written)}, "
+                    "which its voxarena.metric_catalogue row holds"
                 )
-            cls.higher_is_better = HIGHER_IS_BETTER[cls.name]
+        cls.higher_is_better, cls.aggregation = row.higher_is_better, row.aggregation
+        cls.needs, cls.columns = row.needs, row.columns
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
 
     @classmethod
     def output_columns(cls) -> tuple[str, ...]:
-        return cls.columns or (cls.name,)
+        return cls.columns or (cls.name,)  # a test double without a row: one column, its name
 
     def warm(self) -> None:
         """Load the models and compiled code the metric needs (the scorer does it for every metric of its
@@ -175,34 +185,16 @@ def mean_of(rows: list[dict[str, float]], key: str) -> float:
     return float(np.mean([r[key] for r in rows])) if rows else float("nan")
 
 
-# name -> "module:Class"; modules import their heavy dependencies lazily.
-REGISTRY: dict[str, str] = {
-    "wer": "voxarena.scorers.asr:WhisperWER",
-    "cer": "voxarena.scorers.asr:WhisperCER",
-    "wer_pocketsphinx": "voxarena.scorers.asr_pocketsphinx:PocketsphinxWER",
-    "sim": "voxarena.scorers.speaker:ResemblyzerSIM",
-    "rtf": "voxarena.scorers.timing:RealTimeFactor",
-    "dnsmos": "voxarena.scorers.quality:Dnsmos",
-    "mos_distill": "voxarena.scorers.mos_distill:MosDistill",
-    "pesq": "voxarena.scorers.reference:Pesq",
-    "stoi": "voxarena.scorers.reference:Stoi",
-    "psnr": "voxarena.scorers.reference:Psnr",
-    "ssim": "voxarena.scorers.reference:Ssim",
-    "ls_mse": "voxarena.scorers.reference:LogMelMse",
-    "mcd": "voxarena.scorers.reference:MelCepstralDistortion",
-    "cloneval": "voxarena.scorers.cloneval:ClonEvalFeatures",
-}
+# name -> "module:Class", the catalogue's view; modules import their heavy dependencies lazily.
+REGISTRY: dict[str, str] = {name: row.implementation for name, row in METRICS.items()}
 
 _instances: dict[str, Metric] = {}
 _instances_lock = threading.Lock()
 
 
 def metric_class(name: str) -> type[Metric]:
-    if name not in REGISTRY:
-        close = difflib.get_close_matches(name, REGISTRY, n=1)
-        hint = f"; did you mean {close[0]!r}?" if close else ""
-        raise UnknownMetric(f"unknown metric {name!r}{hint} Known metrics: {', '.join(sorted(REGISTRY))}")
-    module, cls = REGISTRY[name].split(":")
+    """The class computing ``name``, imported now; UnknownMetric (with "did you mean") for an unknown name."""
+    module, cls = metric_entry(name).implementation.split(":")
     return getattr(importlib.import_module(module), cls)
 
 

@@ -58,12 +58,10 @@ def effective_bandwidth(clip: AudioClip, drop_db: float = 60.0) -> float:
 
 class ResemblyzerSIM(Metric):
     name = "sim"
-    aggregation = "mean of per-clip cosine"
     description = (
         "Speaker similarity: Resemblyzer GE2E embedding cosine between the clip and the original speaker's audio; "
         "clips whose effective bandwidth is under 60% of their Nyquist frequency are flagged (upsampled?)."
     )
-    needs = ("speaker_reference",)
 
     def warm(self) -> None:
         from .ge2e import audio_module

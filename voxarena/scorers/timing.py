@@ -9,9 +9,7 @@ from .registry import ClipInputs, Measurement, Metric, MetricInputError, ratio_o
 
 class RealTimeFactor(Metric):
     name = "rtf"
-    aggregation = "sum(generation wall seconds) / sum(generated audio seconds)"
     description = "Real-time factor: seconds of the generator's native call per second of audio produced."
-    needs = ("timing",)
 
     def measure(self, clip: ClipInputs) -> Measurement:
         if clip.generation_wall_seconds is None:

@@ -2,7 +2,7 @@
 
 Generators (higher is better): F = sum_i w_i * M_i,norm with M_norm = eps + (1 - eps) * t, where t
 is the min-max normalisation of the metric over the systems compared, flipped (1 - t) for
-lower-is-better metrics (the direction is the metric's own, ``voxarena.default_metrics.HIGHER_IS_BETTER``);
+lower-is-better metrics (the direction is the metric's own, ``voxarena.metric_catalogue``);
 the parameter count ``params_m`` (millions, lower is better) enters as its natural log. A system without
 trainable parameters (rule-based, DSP) gets the best parameter term. A metric missing for every system
 is dropped and the remaining weights renormalised.
@@ -20,7 +20,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from voxarena.default_metrics import HIGHER_IS_BETTER
+from voxarena.metric_catalogue import HIGHER_IS_BETTER
 
 TTS_WEIGHTS = {"dnsmos": 0.25, "sim": 0.25, "psnr": 0.15, "wer": 0.20, "rtf": 0.075, "params_m": 0.075}
 RECONSTRUCTION_WEIGHTS = {"dnsmos": 0.25, "pesq": 0.225, "psnr": 0.15, "ssim": 0.225, "rtf": 0.075, "params_m": 0.075}

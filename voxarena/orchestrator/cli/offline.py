@@ -1,16 +1,76 @@
-"""``orchestrator metrics ...`` and ``orchestrator composite ...``: metrics and composite scores
-from files (ASVspoof score and key files, any metrics table), no service needed."""
+"""``orchestrator metrics ...`` and ``orchestrator composite ...``: the metric catalogue (``metrics list``,
+``metrics describe NAME``), and metrics and composite scores from files (ASVspoof score and key files,
+any metrics table), no service needed. Listing and describing read ``voxarena.metric_catalogue`` only:
+no metric backend loads."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import typer
 
 from voxarena.orchestrator.cli.output import console, fail, print_json
 
-metrics_app = typer.Typer(no_args_is_help=True, help="Metrics from files (ASVspoof score and key files).")
+metrics_app = typer.Typer(
+    no_args_is_help=True, help="The metric catalogue, and metrics from files (ASVspoof score and key files)."
+)
 composite_app = typer.Typer(no_args_is_help=True, help="Composite scores of the SoK paper from any metrics table.")
+
+
+@metrics_app.command("list")
+def metrics_list(as_json: bool = typer.Option(False, "--json", help="every row as JSON")) -> None:
+    """Every scorer metric: name, on by default or not, direction, inputs it needs and what it measures."""
+    from voxarena.metric_catalogue import METRICS
+
+    if as_json:
+        print(json.dumps([row.to_dict() for row in METRICS.values()], indent=2))
+        return
+    table = [("metric", "default", "better", "needs", "measures")]
+    table += [
+        (r.name, "yes" if r.default else "no", r.direction, ",".join(r.needs) or "-", r.summary)
+        for r in METRICS.values()
+    ]
+    widths = [max(len(row[i]) for row in table) for i in range(4)]
+    for row in table:
+        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=False)) + "  " + row[4])
+
+
+@metrics_app.command("describe")
+def metrics_describe(
+    name: str = typer.Argument(..., help="a metric name (orchestrator metrics list)"),
+    as_json: bool = typer.Option(False, "--json", help="the row as JSON"),
+) -> None:
+    """One metric's catalogue row: what it measures, its unit and direction, the inputs it needs, its
+    columns, how clips pool into the corpus figure, the definition it follows and the class computing it."""
+    from voxarena.metric_catalogue import INPUTS, UnknownMetric, metric_entry
+
+    try:
+        row = metric_entry(name)
+    except UnknownMetric as e:
+        fail(e)
+        return
+    if as_json:
+        print_json(row.to_dict())
+        return
+    fields = [
+        ("unit", row.unit),
+        ("direction", f"{row.direction} is better"),
+        (
+            "default",
+            "yes: a run computes it when its config names no metrics"
+            if row.default
+            else "no: computed when a run's config names it",
+        ),
+        ("needs", "; ".join(f"{n}: {INPUTS[n]}" for n in row.needs) or "the generated audio only"),
+        ("columns", ", ".join(row.columns)),
+        ("aggregation", row.aggregation),
+        ("reference", row.reference),
+        ("implementation", row.implementation),
+    ]
+    print(f"{row.name}: {row.summary}")
+    for key, value in fields:
+        print(f"  {key:<15}{value}")
 
 
 @metrics_app.command("detection")

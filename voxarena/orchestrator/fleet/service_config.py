@@ -15,7 +15,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator, model_validator
 
-from voxarena.default_metrics import DEFAULT_METRICS
+from voxarena.metric_catalogue import DEFAULT_METRICS
 
 
 class ConfigError(ValueError):
