@@ -45,8 +45,8 @@ def test_a_conforming_service_passes_with_the_orchestrators_report(in_process_mo
     assert a["summary"] == b["summary"] and a["summary"]["FAIL"] == 0 and a["summary"]["PASS"] > 30
     assert [(c["name"], c["status"]) for c in a["checks"]] == [(c["name"], c["status"]) for c in b["checks"]]
     lines = sdk.stdout.splitlines()
-    assert lines[0] == f"conformance of {address}" and lines[1].split() == ["check", "result", "detail"]
-    summary = f"conformance: {a['summary']['PASS']} PASS, 0 FAIL, {a['summary']['SKIP']} SKIP"
+    assert lines[0] == f"conformance of {address}" and lines[1].split() == ["check", "rule", "result", "detail"]
+    summary = f"conformance: {a['summary']['PASS']} PASS, 0 FAIL, 0 WARN, {a['summary']['SKIP']} SKIP"
     assert lines[-1] == summary and summary in orchestrator.stdout
     assert any(line.startswith("answers (CLONE)") and " PASS " in line for line in lines)
 

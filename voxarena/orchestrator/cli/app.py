@@ -176,12 +176,15 @@ def conformance(
     probe_audio: Path | None = typer.Option(
         None, help="mono recording (>= 5 s) to cut the probe clips from, for services that refuse the synthetic ones"
     ),
+    strict: bool = typer.Option(False, "--strict", help="a broken SHOULD rule (WARN) fails too: exit code 1"),
 ) -> None:
-    """Check a running service against the contract; exit code 1 when any check fails."""
+    """Check a running service against the contract (the MUST and SHOULD rules of proto/voxarena/v1);
+    exit code 1 when a MUST rule is broken."""
     from rich.table import Table
 
     from voxarena.codec import AudioFormatError
     from voxarena.conformance import probes_from_file, run_conformance
+    from voxarena.conformance.cli import exit_code, json_report, rule_label, summary
     from voxarena.transport import ClientSecurity, TransportConfigError
 
     try:
@@ -199,26 +202,19 @@ def conformance(
         fail(ValueError(f"--probe-audio {probe_audio}: {e}"))
     checks = run_conformance(address, timeout, security, probes)
     table = Table(title=f"conformance of {address}")
-    for col in ("check", "result", "detail"):
+    for col in ("check", "rule", "result", "detail"):
         table.add_column(col)
-    colour = {"PASS": "green", "FAIL": "red", "SKIP": "yellow"}
+    colour = {"PASS": "green", "FAIL": "red", "WARN": "magenta", "SKIP": "yellow"}
     for c in checks:
-        table.add_row(c.name, f"[{colour[c.status]}]{c.status}[/{colour[c.status]}]", c.detail)
+        table.add_row(c.name, rule_label(c), f"[{colour[c.status]}]{c.status}[/{colour[c.status]}]", c.detail)
     console.print(table)
-    failed = [c for c in checks if c.status == "FAIL"]
-    passed = sum(c.status == "PASS" for c in checks)
-    console.print(f"conformance: {passed} PASS, {len(failed)} FAIL, {len(checks) - passed - len(failed)} SKIP")
+    broken = {c.rule.id: c.rule for c in checks if c.rule and c.status in ("FAIL", "WARN")}
+    for r in broken.values():
+        console.print(f"{r.grade} [{r.id}] ({r.where}): {r.text}", markup=False)
+    console.print(summary(checks))
     if json_out:
-        summary = {status: sum(c.status == status for c in checks) for status in ("PASS", "FAIL", "SKIP")}
-        report = {
-            "address": address,
-            "summary": summary,
-            "checks": [
-                {"name": c.name, "status": c.status, "sent": c.sent, "got": c.got, "detail": c.detail} for c in checks
-            ],
-        }
-        json_out.write_text(json.dumps(report, indent=2) + "\n")
-    if failed:
+        json_out.write_text(json.dumps(json_report(address, checks), indent=2) + "\n")
+    if exit_code(checks, strict):
         raise typer.Exit(1)
 
 

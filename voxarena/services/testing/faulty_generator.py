@@ -33,6 +33,7 @@ FAULTS = {
     "too_short": "TTS and CLONE return 0.25 s whatever the text",
     "reconstruct_too_long": "RECONSTRUCT returns three times the source",
     "over_full_scale": "returns float samples peaking at 1.5",
+    "silent": "returns digital silence of the right length and rate",
     "shared_state": "keeps the request in the model across calls: concurrent calls get each other's audio",
 }
 
@@ -70,6 +71,8 @@ class FaultyGenerator(DummyGenerator):
             x = x[: rate // 4]
         if fault == "reconstruct_too_long" and request.task == "RECONSTRUCT":
             x = np.tile(x, 3)
+        if fault == "silent":
+            x = np.zeros_like(x)
         if fault == "over_full_scale":
             return SynthesisResult(AudioClip((1.5 * x / np.abs(x).max()).astype(np.float32), rate))
         audio = AudioClip((np.clip(x, -1, 1) * 32767).astype(np.int16), rate)

@@ -22,39 +22,71 @@ from voxarena.transport import ClientSecurity, TransportConfigError
 
 from .session import Check, probes_from_file, run_conformance
 
-STATUSES = ("PASS", "FAIL", "SKIP")
+STATUSES = ("PASS", "FAIL", "WARN", "SKIP")
+
+
+def exit_code(checks: list[Check], strict: bool = False) -> int:
+    """1 when a MUST rule is broken (a FAIL), or with ``strict`` a SHOULD rule too (a WARN); else 0."""
+    return 1 if any(c.status == "FAIL" or (strict and c.status == "WARN") for c in checks) else 0
+
+
+def rule_label(c: Check) -> str:
+    return f"{c.rule.grade} [{c.rule.id}]" if c.rule else ""
 
 
 def json_report(address: str, checks: list[Check]) -> dict[str, Any]:
-    """The ``--json`` report: the address, a count per status and every check with what was sent and got."""
+    """The ``--json`` report: the address, a count per status and every check with its rule (id, grade,
+    the rule's text and where the .proto states it) and what was sent and got."""
     return {
         "address": address,
         "summary": {status: sum(c.status == status for c in checks) for status in STATUSES},
         "checks": [
-            {"name": c.name, "status": c.status, "sent": c.sent, "got": c.got, "detail": c.detail} for c in checks
+            {
+                "name": c.name,
+                "status": c.status,
+                "rule": c.rule.id if c.rule else "",
+                "grade": c.rule.grade if c.rule else "",
+                "rule_text": c.rule.text if c.rule else "",
+                "rule_where": c.rule.where if c.rule else "",
+                "sent": c.sent,
+                "got": c.got,
+                "detail": c.detail,
+            }
+            for c in checks
         ],
     }
 
 
+def summary(checks: list[Check]) -> str:
+    counts = ", ".join(f"{sum(c.status == s for c in checks)} {s}" for s in STATUSES)
+    return f"conformance: {counts}"
+
+
 def text_table(address: str, checks: list[Check]) -> str:
-    """The checks as an aligned plain-text table under a title, then the one-line summary."""
+    """The checks as an aligned plain-text table under a title (each with the rule it tests), the rules
+    broken in full with where the .proto states them, then the one-line summary."""
     width = max([len("check"), *(len(c.name) for c in checks)])
-    lines = [f"conformance of {address}", f"{'check':<{width}}  result  detail"]
-    lines += [f"{c.name:<{width}}  {c.status:<6}  {c.detail}".rstrip() for c in checks]
-    passed, failed = (sum(c.status == s for c in checks) for s in ("PASS", "FAIL"))
-    lines.append(f"conformance: {passed} PASS, {failed} FAIL, {len(checks) - passed - failed} SKIP")
+    rules = max([len("rule"), *(len(rule_label(c)) for c in checks)])
+    lines = [f"conformance of {address}", f"{'check':<{width}}  {'rule':<{rules}}  result  detail"]
+    lines += [f"{c.name:<{width}}  {rule_label(c):<{rules}}  {c.status:<6}  {c.detail}".rstrip() for c in checks]
+    broken = {c.rule.id: c.rule for c in checks if c.rule and c.status in ("FAIL", "WARN")}
+    if broken:
+        lines.append("rules broken (proto/voxarena/v1):")
+        lines += [f"  {r.grade} [{r.id}] ({r.where}): {r.text}" for r in broken.values()]
+    lines.append(summary(checks))
     return "\n".join(lines)
 
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="voxarena-conformance",
-        description="Check a running generator, detector, scorer or transform against the VoxArena contract; "
-        "exit code 1 when any check fails.",
+        description="Check a running generator, detector, scorer or transform against the VoxArena contract "
+        "(the MUST and SHOULD rules of proto/voxarena/v1); exit code 1 when a MUST rule is broken.",
     )
     p.add_argument("address", help="host:port of a running generator, detector, scorer or transform")
     p.add_argument("--timeout", type=float, default=120.0, help="seconds per call (default 120)")
     p.add_argument("--json", dest="json_out", type=Path, help="also write the report as JSON")
+    p.add_argument("--strict", action="store_true", help="a broken SHOULD rule (WARN) fails too: exit code 1")
     p.add_argument("--tls-ca", type=Path, help="speak TLS, trusting this CA (PEM)")
     p.add_argument("--tls-cert", type=Path, help="client certificate for mutual TLS (PEM)")
     p.add_argument("--tls-key", type=Path, help="key of --tls-cert (PEM)")
@@ -89,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
     print(text_table(args.address, checks), flush=True)
     if args.json_out:
         args.json_out.write_text(json.dumps(json_report(args.address, checks), indent=2) + "\n")
-    return 1 if any(c.status == "FAIL" for c in checks) else 0
+    return exit_code(checks, args.strict)
 
 
 if __name__ == "__main__":

@@ -8,7 +8,8 @@ voice where one is named):
   does every declared voice (on TTS when declared, with a 20-character text).
 - ``echoes request_id``, ``echoes seed``, ``echoes voice`` (TTS or a named voice: the voice asked
   for, or the first declared one when none was), ``timing fields`` (scope equal to GetInfo's),
-  ``audio well-formed`` (mono, finite, float samples within full scale).
+  ``audio well-formed`` (mono, finite, float samples within full scale), ``audio not silent`` (RMS at
+  least -60 dBFS).
 - ``sample rate as declared``: VoiceSpec.sample_rate of the voice used, or ModelInfo.native_sample_rate.
 - ``duration plausible``: text tasks 0.02..1.0 s per character of the text (a 44-character sentence
   gives 0.88..44 s); RECONSTRUCT and CONVERT within a factor of 2 of the source's duration.
@@ -54,6 +55,8 @@ from .generator_requests import (
     task_name,
 )
 from .session import Session
+
+SILENCE_RMS = 1e-3  # [generator.not-silent]: -60 dBFS; quieter is digital silence, not speech
 
 
 class GeneratorChecks:
@@ -220,6 +223,14 @@ class GeneratorChecks:
             sent,
             f"{clip.duration:.2f} s",
             f"{lo:.2f}..{hi:.2f} s ({why})",
+        )
+        rms = float(np.sqrt(np.mean(clip.as_float32().astype(np.float64) ** 2)))
+        s.add(
+            f"audio not silent ({case})",
+            rms >= SILENCE_RMS,
+            sent,
+            f"RMS {rms:.2e} of full scale ({20 * np.log10(max(rms, 1e-12)):.1f} dBFS)",
+            f"RMS >= {SILENCE_RMS:g} (-60 dBFS): speech, not digital silence",
         )
 
     def determinism(

@@ -35,12 +35,26 @@ def probes_from_file(path: str) -> tuple[AudioClip, AudioClip]:
 
 
 def bad_audio() -> list[tuple[str, common_pb2.Audio]]:
-    """Audio no service can use: no samples at all, NaN samples, samples of 1e30 (full scale is 1.0),
-    and rates no audio has (1 Hz; above 384 kHz)."""
+    """Audio no service can use (common.proto's Audio rules): no samples at all, NaN samples, samples of
+    1e30 (full scale is 1.0), rates no audio has (1 Hz; above 384 kHz), and bytes that are no whole
+    number of samples, two channels, an unspecified encoding."""
     empty = common_pb2.Audio(sample_rate=16000, channels=1, encoding=common_pb2.PCM_S16LE)
     nan = encode_audio(AudioClip(np.full(1600, np.nan, np.float32), 16000))
     huge = encode_audio(AudioClip(np.full(1600, 1e30, np.float32), 16000))
     tone = (0.3 * np.sin(np.arange(16000) / 10)).astype(np.float32)
     one_hz = encode_audio(AudioClip(tone[:8], 1))
     too_fast = encode_audio(AudioClip(tone, 10_000_000))
-    return [("empty", empty), ("NaN", nan), ("huge samples", huge), ("1 Hz", one_hz), ("10 MHz", too_fast)]
+    good = encode_audio(AudioClip(tone, 16000))
+    partial = common_pb2.Audio(data=good.data[:-1], sample_rate=16000, channels=1, encoding=good.encoding)
+    stereo = common_pb2.Audio(data=good.data, sample_rate=16000, channels=2, encoding=good.encoding)
+    unspecified = common_pb2.Audio(data=good.data, sample_rate=16000, channels=1)
+    return [
+        ("empty", empty),
+        ("NaN", nan),
+        ("huge samples", huge),
+        ("1 Hz", one_hz),
+        ("10 MHz", too_fast),
+        ("partial sample", partial),
+        ("2 channels", stereo),
+        ("no encoding", unspecified),
+    ]

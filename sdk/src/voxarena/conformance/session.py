@@ -33,6 +33,7 @@ from .evidence import code_of, describe_error, short
 from .probes import default_probes
 from .probes import probes_from_file as probes_from_file  # importable from here as before the split
 from .probes import speech_like as speech_like
+from .rules import Rule, rule_of
 
 GENERATOR_SERVICE = "voxarena.v1.GeneratorService"
 DETECTOR_SERVICE = "voxarena.v1.DetectorService"
@@ -51,10 +52,11 @@ _R = TypeVar("_R")
 @dataclass
 class Check:
     name: str
-    status: str  # PASS | FAIL | SKIP
-    detail: str = ""  # one line: for a FAIL, what was sent, what came back and what was expected
+    status: str  # PASS | FAIL (a MUST broken) | WARN (a SHOULD broken) | SKIP
+    detail: str = ""  # one line: for a FAIL or WARN, what was sent, what came back and what was expected
     sent: str = ""  # the request(s) the check made
     got: str = ""  # what came back
+    rule: Rule | None = None  # the rule of the .proto the check tests
 
 
 @dataclass
@@ -68,10 +70,13 @@ class Session:
     checks: list[Check] = field(default_factory=list)
     not_serving_after: list[str] = field(default_factory=list)
     bad_inputs: int = 0
+    role: str = ""  # generator | detector | transform | scorer, once known: which rules the checks test
 
     # -- bookkeeping --------------------------------------------------------------------------
     def add(self, name: str, ok: bool, sent: str = "", got: str = "", expected: str = "") -> bool:
-        """PASS shows what came back; FAIL shows what was sent, what came back and what was expected."""
+        """PASS shows what came back; FAIL (a MUST rule) or WARN (a SHOULD rule) shows what was sent, what
+        came back and what was expected."""
+        rule = rule_of(self.role, name)
         if ok:
             detail = got
         else:
@@ -84,11 +89,12 @@ class Session:
                 )
                 if p
             )
-        self.checks.append(Check(name, "PASS" if ok else "FAIL", detail, sent, got))
+        status = "PASS" if ok else ("FAIL" if rule.grade == "MUST" else "WARN")
+        self.checks.append(Check(name, status, detail, sent, got, rule))
         return ok
 
     def skip(self, name: str, why: str) -> None:
-        self.checks.append(Check(name, "SKIP", why))
+        self.checks.append(Check(name, "SKIP", why, rule=rule_of(self.role, name)))
 
     def call_ok(self, name: str, call: Callable[[], _R], sent: str = "", record: bool = True) -> _R | None:
         """The response of a call that must succeed (a FAIL with the status if it does not)."""
@@ -124,6 +130,25 @@ class Session:
             self.add(name, code_of(e) in codes, sent, describe_error(e), wanted)
         else:
             self.add(name, False, sent, "a normal response (the call succeeded)", wanted)
+        self.after_bad_input(name, sent)
+
+    def expect_oversize(self, call: Callable[[], object], sent: str) -> None:
+        """A message over the service's limit must be refused ([message.limit], any error status), and
+        SHOULD be refused with RESOURCE_EXHAUSTED ([message.limit-code]: some stacks answer OUT_OF_RANGE)."""
+        refused, status = "oversize message refused", "oversize message status"
+        try:
+            call()
+        except grpc.RpcError as e:
+            self.add(refused, True, sent, describe_error(e))
+            wanted = grpc.StatusCode.RESOURCE_EXHAUSTED
+            self.add(status, code_of(e) == wanted, sent, describe_error(e), wanted.name)
+        else:
+            self.add(refused, False, sent, "a normal response (the call succeeded)", "an error status")
+            self.skip(status, "the message was not refused")
+        self.after_bad_input(refused, sent)
+
+    def after_bad_input(self, name: str, sent: str) -> None:
+        """Counts a bad input and records whether the service was still SERVING after it."""
         self.bad_inputs += 1
         status = self.health()
         if status != "SERVING":
@@ -260,6 +285,7 @@ class Conformance:
             if not s.reachable():
                 return s.checks
             role = s.role_from_reflection() or s.role_from_get_info()
+            s.role = role or ""
             checks = {
                 "generator": check_generator,
                 "detector": check_detector,
