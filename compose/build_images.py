@@ -202,6 +202,10 @@ def service_build(svc: Service) -> tuple[dict[str, str], list[str] | None]:
     return {"EXTRA": svc.extra or "", "DEBIAN_PACKAGES": " ".join(svc.debian_packages)}, svc.command
 
 
+# Images that serve nothing: tools a user runs (name -> image, Dockerfile); built with every service.
+TOOL_IMAGES = {"conformance": ("voxarena/conformance:latest", "compose/conformance.Dockerfile")}
+
+
 def _build_converter(tag: str, args: dict[str, str], url: str) -> None:
     missing = [str(p) for p in _check_clips().values() if not p.exists()]
     if missing:
@@ -231,9 +235,10 @@ def main(argv: list[str] | None = None) -> None:
     args = p.parse_args(argv)
     wheels = project_wheels()
     buildable = {svc.name: svc for svc in SERVICES}
-    unknown = sorted(set(args.services) - set(buildable))
+    unknown = sorted(set(args.services) - set(buildable) - set(TOOL_IMAGES))
     if unknown:
-        raise SystemExit(f"unknown service(s) {', '.join(unknown)}; buildable: {', '.join(buildable)}")
+        known = ", ".join([*buildable, *TOOL_IMAGES])
+        raise SystemExit(f"unknown service(s) {', '.join(unknown)}; buildable: {known}")
     server, url = _serve_wheelhouse()
     try:
         common = {
@@ -248,7 +253,7 @@ def main(argv: list[str] | None = None) -> None:
         print(f"  {args.runtime_image}: {seconds:.0f} s", flush=True)
         default = [name for name, svc in buildable.items() if svc.compose_profile != "torch"]
         converter_built = False
-        for name in args.services or default:
+        for name in [n for n in args.services or default if n in buildable]:
             svc = buildable[name]
             build_args = {**common, "RUNTIME_IMAGE": args.runtime_image}
             if svc.converted_model:
@@ -260,6 +265,10 @@ def main(argv: list[str] | None = None) -> None:
             own_args, cmd = service_build(svc)
             seconds = _build(tag, svc.dockerfile, {**build_args, **own_args}, cmd)
             print(f"  {tag}: {seconds:.0f} s", flush=True)
+        for name, (tag, dockerfile) in TOOL_IMAGES.items():
+            if not args.services or name in args.services:
+                seconds = _build(tag, dockerfile, {**common, "RUNTIME_IMAGE": args.runtime_image})
+                print(f"  {tag}: {seconds:.0f} s", flush=True)
     finally:
         server.shutdown()
 

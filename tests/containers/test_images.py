@@ -99,3 +99,25 @@ def test_converted_models_in_the_image_are_the_committed_sources(name):
         committed = importlib.import_module(CONVERTERS[model]).SOURCE.sha256
         assert provenance["source"]["sha256"] == committed, model
         assert provenance["check"], f"{model}: no conversion check recorded"
+
+
+def test_the_conformance_image_checks_a_service_on_the_host(tmp_path):
+    """``docker run --network host voxarena/conformance HOST:PORT``: the checker without Python on the host,
+    its report written to a mounted folder, its exit code the checker's."""
+    from voxarena.sdk.testing import serve_in_process
+    from voxarena.services.testing.dummy_detector import DummyDetector
+    from voxarena.services.testing.faulty_generator import FaultyGenerator
+
+    image = "voxarena/conformance:latest"
+    if docker("image", "inspect", image).returncode != 0:
+        pytest.fail(f"{image} is not built (make images)")
+    tmp_path.chmod(0o777)  # the image runs as uid 10001
+    for model, expected in ((DummyDetector(), 0), (FaultyGenerator("silent"), 1)):
+        with serve_in_process(model, address="127.0.0.1:0") as served:
+            out = docker(
+                "run", "--rm", "--network", "host", "-v", f"{tmp_path}:/out", image,
+                served.address, "--json", "/out/report.json", "--timeout", "60",
+            )  # fmt: skip
+        assert out.returncode == expected, out.stdout[-3000:] + out.stderr[-2000:]
+        report = json.loads((tmp_path / "report.json").read_text())
+        assert (report["summary"]["FAIL"] > 0) == bool(expected) and report["summary"]["PASS"] > 20

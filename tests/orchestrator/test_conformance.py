@@ -281,7 +281,8 @@ def test_cli_exit_codes_and_json(service, tmp_path):
     crash = next(c for c in data["checks"] if c["status"] == "FAIL")
     assert crash["name"] == "answers (CLONE)" and crash["sent"].startswith("CLONE text=")
     assert "reference_audio=3.00 s at 16000 Hz" in crash["sent"] and crash["got"].startswith("INTERNAL: ")
-    assert all(set(c) == {"name", "status", "sent", "got", "detail"} for c in data["checks"])
+    keys = {"name", "status", "rule", "grade", "rule_text", "rule_where", "sent", "got", "detail"}
+    assert all(set(c) == keys and c["rule"] and c["grade"] in ("MUST", "SHOULD") for c in data["checks"])
     nobody = subprocess.run(
         [sys.executable, "-m", "voxarena.orchestrator", "conformance", "localhost:1", "--timeout", "5"],
         cwd=REPO,

@@ -138,6 +138,15 @@ def test_unknown_metric_fails_before_any_work(tmp_path, synthetic_dataset, make_
     assert not (tmp_path / "run" / "generations.jsonl").exists()
 
 
+def test_a_request_over_the_scorers_limits_fails_before_any_work(tmp_path, synthetic_dataset, make_config, run_arena):
+    """The orchestrator reads ScorerInfo.limits before it asks: a batch over max_clips_per_request (256) is
+    refused naming the config key, not once per MeasureClips call."""
+    cfg = make_config(tmp_path, synthetic_dataset, **{"scorer.batch_size": 257})
+    with pytest.raises(RunError, match=r"scorer.batch_size: 257 is over .*max_clips_per_request 256"):
+        run_arena(cfg, tmp_path / "run")
+    assert not (tmp_path / "run" / "generations.jsonl").exists()
+
+
 def test_resume_refuses_a_changed_config(tmp_path, synthetic_dataset, make_config, run_arena):
     out = tmp_path / "run"
     run_arena(make_config(tmp_path, synthetic_dataset, **{"dataset.max_items": 2, "protocol.tasks": ["TTS"]}), out)

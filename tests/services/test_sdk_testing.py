@@ -88,3 +88,28 @@ def test_servicers_are_served_and_named_by_their_stub():
 def test_a_tls_server_needs_a_tls_client():
     with pytest.raises(TypeError, match="client=ClientSecurity"):
         serve_in_process(DummyGenerator(), security=ServerSecurity(cert=b"pem", key=b"pem"))
+
+
+def test_a_detector_reads_each_clips_options_in_score_batch():
+    """DetectorModel.score_batch(clips, options): each item's options, defaults filled in, reach the model;
+    a value the model refuses is the caller's mistake (INVALID_ARGUMENT)."""
+    from voxarena.v1 import detector_pb2
+
+    rng = np.random.default_rng(0)
+    clip = encode_audio(AudioClip(rng.standard_normal(16000).astype(np.float32) * 0.1, 16000))
+    with serve_in_process(DummyDetector()) as served:
+        stub = served.stub()
+        items = [
+            detector_pb2.ScoreRequest(request_id="default", audio=clip),
+            detector_pb2.ScoreRequest(request_id="low", audio=clip, parameters={"band_low_hz": "1000"}),
+            detector_pb2.ScoreRequest(request_id="same", audio=clip, parameters={"band_low_hz": "4000"}),
+        ]
+        out = stub.ScoreBatch(detector_pb2.ScoreBatchRequest(items=items), timeout=30).items
+        single = stub.Score(items[1], timeout=30)
+        bad = detector_pb2.ScoreRequest(request_id="bad", audio=clip, parameters={"band_low_hz": "9000"})
+        with pytest.raises(grpc.RpcError) as refused:
+            stub.Score(bad, timeout=30)
+    default, low, same = out
+    assert low.result.score > default.result.score  # white noise: a wider band holds more of the energy
+    assert same.result.score == default.result.score and single.score == low.result.score
+    assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT and "band_low_hz" in refused.value.details()

@@ -285,6 +285,28 @@ class ServiceFleet:
                     f"scorer.metrics: unknown metric {name!r}{hint}; the scorer offers: {', '.join(offered)}"
                 )
 
+    def check_scorer_limits(self) -> None:
+        """The run's scorer requests must lie inside the scorer's declared ScorerInfo.limits (a batch of
+        clips, the bootstrap's resamples): fail before any work, naming the config key, not once per call.
+        A scorer that declares no limits (one that predates them) is asked as before."""
+        info = self.scorer.role_info(scorer_pb2.ScorerInfo)
+        if not info.HasField("limits"):
+            return
+        limits, cfg = info.limits, self.cfg.scorer
+        asked = (
+            ("scorer.batch_size", cfg.batch_size, limits.max_clips_per_request, "max_clips_per_request"),
+            (
+                "scorer.bootstrap_resamples",
+                cfg.bootstrap_resamples,
+                limits.max_bootstrap_resamples,
+                "max_bootstrap_resamples",
+            ),
+        )
+        for key, value, limit, declared in asked:
+            if limit and value > limit:
+                where = f"the scorer's ScorerInfo.limits.{declared}"
+                raise RunError(f"{key}: {value} is over {where} {limit}; set it to at most {limit}")
+
     def check_transform_steps(self) -> None:
         """Every transform step's parameters must be options its service declares, inside their ranges
         (TransformInfo.ranges): fail before any work, naming the step, not once per clip."""

@@ -263,6 +263,7 @@ def merge(dirs: list[Path], out: Path, stack: str = "local", allow_incomplete: b
     fleet.start()
     try:
         fleet.check_metrics(cfg.scorer.metrics)
+        fleet.check_scorer_limits()
         fleet.check_unchanged(record)  # the scorer the shards measured with
         plan = Plan.of_record(record, manifest)
         infos = {**_recorded_infos(record), "scorer": fleet.scorer.info}

@@ -184,6 +184,7 @@ class Arena:
             for warning in self.fleet.warnings():  # also in run.json, under the service's record
                 self.console.print(f"[yellow]warning:[/yellow] {warning}", highlight=False)
             self.fleet.check_metrics(self.cfg.scorer.metrics)
+            self.fleet.check_scorer_limits()
             self.fleet.check_transform_steps()
             self.fleet.check_unchanged(previous)
             record = self._record(manifest, previous, started)

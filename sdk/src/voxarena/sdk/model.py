@@ -7,6 +7,7 @@ attributes that GetInfo reports. Model code sees dataclasses and numpy arrays, n
 from __future__ import annotations
 
 import abc
+import inspect
 import threading
 from dataclasses import dataclass, field
 from typing import ClassVar
@@ -159,9 +160,18 @@ class DetectorModel(_ModelBase):
     def serves_llr(self) -> bool:
         return self.calibrated or self.calibration is not None
 
-    def llr_scores(self, clips: list[AudioClip]) -> list[float]:
-        """What the service answers: the model's scores, mapped to LLRs when a calibration is loaded."""
-        scores = self.score_batch(clips)
+    def llr_scores(self, clips: list[AudioClip], options: list[dict[str, str]] | None = None) -> list[float]:
+        """What the service answers: the model's scores, mapped to LLRs when a calibration is loaded.
+
+        ``options``: each clip's options (every declared one, the request's values over the defaults),
+        passed to ``score_batch`` when it takes an ``options`` argument; a model without options keeps
+        the one-argument ``score_batch(clips)``."""
+        takes_options = "options" in inspect.signature(self.score_batch).parameters
+        if takes_options:
+            per_clip = options if options is not None else [self.resolve_options({}) for _ in clips]
+            scores = self.score_batch(clips, options=per_clip)  # type: ignore[call-arg]
+        else:
+            scores = self.score_batch(clips)
         if self.calibration is None:
             return [float(x) for x in scores]
         a, b = self.calibration
@@ -177,7 +187,11 @@ class DetectorModel(_ModelBase):
 
     @abc.abstractmethod
     def score_batch(self, clips: list[AudioClip]) -> list[float]:
-        """Scores for already validated mono clips (any rate: resample to ``native_sample_rate``)."""
+        """Scores for already validated mono clips (any rate: resample to ``native_sample_rate``).
+
+        A model that declares ``options`` reads each clip's by defining
+        ``score_batch(self, clips, options: list[dict[str, str]])``: ``options[i]`` holds every declared
+        option for ``clips[i]``, the request's values over the defaults (the SDK has refused unknown names)."""
 
 
 @dataclass(frozen=True)

@@ -212,11 +212,12 @@ class DetectorServicer(_ModelServicer, detector_pb2_grpc.DetectorServiceServicer
             sample_rates=sorted(m.sample_rates),
         )
 
-    def _clip(self, item: detector_pb2.ScoreRequest) -> AudioClip:
+    def _clip(self, item: detector_pb2.ScoreRequest) -> tuple[AudioClip, dict[str, str]]:
+        """The item's validated clip and its options (every declared one, the request's over the defaults)."""
         if not item.request_id:
             raise InvalidArgument("request_id is empty")
         m = self.model
-        m.resolve_options(dict(item.parameters))
+        options = m.resolve_options(dict(item.parameters))
         if m.sample_rates and item.audio.sample_rate not in m.sample_rates:
             raise InvalidArgument(
                 f"audio at {item.audio.sample_rate} Hz; {m.name} accepts "
@@ -228,13 +229,13 @@ class DetectorServicer(_ModelServicer, detector_pb2_grpc.DetectorServiceServicer
                 f"audio is {clip.duration:.4f} s ({clip.samples.size} samples at {clip.sample_rate} Hz); "
                 f"{m.name} needs at least {m.min_seconds:g} s"
             )
-        return clip
+        return clip, options
 
     def Score(self, request: detector_pb2.ScoreRequest, context: grpc.ServicerContext) -> detector_pb2.ScoreResponse:
         self._require_ready()
-        clip = self._clip(request)
+        clip, options = self._clip(request)
         with Stopwatch(self.model.timing_scope) as sw:
-            (score,) = self.model.llr_scores([clip])
+            (score,) = self.model.llr_scores([clip], [options])
         return detector_pb2.ScoreResponse(
             request_id=request.request_id, score=float(score), is_llr=self.model.serves_llr, timing=sw.to_proto()
         )
@@ -247,7 +248,7 @@ class DetectorServicer(_ModelServicer, detector_pb2_grpc.DetectorServiceServicer
         if len(request.items) > m.max_batch_size:
             raise InvalidArgument(f"batch of {len(request.items)} clips exceeds max_batch_size {m.max_batch_size}")
         outcomes: list[detector_pb2.ScoreBatchItem] = []
-        good: list[tuple[int, AudioClip]] = []
+        good: list[tuple[int, tuple[AudioClip, dict[str, str]]]] = []
         for item in request.items:
             try:
                 good.append((len(outcomes), self._clip(item)))
@@ -260,7 +261,8 @@ class DetectorServicer(_ModelServicer, detector_pb2_grpc.DetectorServiceServicer
                     )
                 )
         with Stopwatch(m.timing_scope) as sw:
-            scores = m.llr_scores([clip for _, clip in good]) if good else []
+            clips = [clip for _, (clip, _) in good]
+            scores = m.llr_scores(clips, [options for _, (_, options) in good]) if good else []
         per_clip = sw.wall / max(len(good), 1)
         for (index, _), score in zip(good, scores):
             timing = sw.to_proto()
