@@ -13,6 +13,7 @@ from .dummy_generator import DummyGenerator
 class DummyCloner(DummyGenerator):
     name = "dummy-cloner"
     tasks = ("CLONE", "CONVERT")
+    min_source_seconds = 0.5  # a speaker reference needs some speech (GeneratorInfo.min_source_seconds)
 
 
 if __name__ == "__main__":

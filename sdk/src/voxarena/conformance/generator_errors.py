@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import grpc
 
+from voxarena.codec import AudioClip, encode_audio
 from voxarena.v1 import generator_pb2
 
 from .generator_requests import ALL_TASKS, AUDIO_INPUTS, SEED, describe, required_inputs, task_name
@@ -59,6 +60,7 @@ class BadInputs:
                     req = self.c.request(task, f"conformance-bad-{field}", SEED)
                     getattr(req, field).CopyFrom(audio)
                     expect(f"bad audio rejected ({task_name(task)} {field} {label})", req)
+        self.too_short_sources(audio_tasks)
         if not audio_tasks:
             s.skip("bad audio rejected", "the service's tasks take no audio")
         req = self.c.request(first, "conformance-unknown-option", SEED)
@@ -73,3 +75,17 @@ class BadInputs:
             lambda: self.c.synthesize(big),
             f"{task_name(first)} with a {OVERSIZE_BYTES // 2**20} MiB text, request_id 'conformance-big'",
         )
+
+    def too_short_sources(self, audio_tasks: list[int]) -> None:
+        """[generator.min-source]: a reference or source shorter than the declared minimum is refused."""
+        minimum = self.c.info.min_source_seconds
+        if minimum <= 0 or not audio_tasks:
+            self.s.skip("source under min_source_seconds rejected", "no min_source_seconds declared, or no audio task")
+            return
+        for task in audio_tasks:
+            for field in (f for f in required_inputs(task) if f in AUDIO_INPUTS):
+                req = self.c.request(task, f"conformance-short-{field}", SEED)
+                probe = self.c.s.probes[0]
+                short = probe.samples[: max(1, int(minimum / 2 * probe.sample_rate))]
+                getattr(req, field).CopyFrom(encode_audio(AudioClip(short, probe.sample_rate)))
+                self.expect(f"source under min_source_seconds rejected ({task_name(task)} {field})", req)

@@ -51,6 +51,7 @@ BY_ROLE: dict[str, tuple[tuple[str, str], ...]] = {
         (r"sample rate as declared", "generator.rate"),
         (r"duration plausible", "generator.duration"),
         (r"audio not silent", "generator.not-silent"),
+        (r"source under min_source_seconds rejected", "generator.min-source"),
     ),
     "detector": (
         (r"answers", "detector.answers"),

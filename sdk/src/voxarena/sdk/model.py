@@ -140,6 +140,9 @@ class GeneratorModel(_ModelBase):
     # Longest text (characters) and source audio (seconds) the service accepts.
     max_text_chars: ClassVar[int] = 5000
     max_source_seconds: ClassVar[float] = 600.0
+    # Shortest reference or source audio accepted (GeneratorInfo.min_source_seconds): what a speaker
+    # encoder or an analysis needs; shorter is INVALID_ARGUMENT before the model is called. 0: any.
+    min_source_seconds: ClassVar[float] = 0.0
 
     @abc.abstractmethod
     def synthesize(self, request: SynthesisRequest) -> SynthesisResult:

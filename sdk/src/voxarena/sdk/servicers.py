@@ -132,6 +132,7 @@ class GeneratorServicer(_ModelServicer, generator_pb2_grpc.GeneratorServiceServi
             options=_options(m),
             max_text_chars=m.max_text_chars,
             max_source_seconds=m.max_source_seconds,
+            min_source_seconds=m.min_source_seconds,
         )
 
     def _to_request(self, req: generator_pb2.SynthesizeRequest) -> SynthesisRequest:
@@ -163,14 +164,22 @@ class GeneratorServicer(_ModelServicer, generator_pb2_grpc.GeneratorServiceServi
             parameters=m.resolve_options(dict(req.parameters)),
         )
         if needs.reference:
-            if not req.HasField("reference_audio"):
-                raise InvalidArgument(f"{task} needs reference_audio")
-            out.reference_audio = _decode(req.reference_audio, "reference_audio", m.max_source_seconds)
+            out.reference_audio = self._source(req, task, "reference_audio")
         if needs.source:
-            if not req.HasField("source_audio"):
-                raise InvalidArgument(f"{task} needs source_audio")
-            out.source_audio = _decode(req.source_audio, "source_audio", m.max_source_seconds)
+            out.source_audio = self._source(req, task, "source_audio")
         return out
+
+    def _source(self, req: generator_pb2.SynthesizeRequest, task: str, field: str) -> AudioClip:
+        """A reference or source audio the task needs, decoded and within the declared durations."""
+        m = self.model
+        if not req.HasField(field):
+            raise InvalidArgument(f"{task} needs {field}")
+        clip = _decode(getattr(req, field), field, m.max_source_seconds)
+        if clip.duration < m.min_source_seconds:
+            raise InvalidArgument(
+                f"{field} is {clip.duration:.2f} s; {m.name} needs at least {m.min_source_seconds:g} s"
+            )
+        return clip
 
     def Synthesize(
         self, request: generator_pb2.SynthesizeRequest, context: grpc.ServicerContext

@@ -68,7 +68,11 @@ class DetectorServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def ScoreBatch(self, request, context):
-        """Scores a batch of clips; a bad clip fails alone (ItemError), not the batch.
+        """Scores a batch of clips.
+        MUST [detector.batch-items] A bad clip fails alone, as its item's ItemError (INVALID_ARGUMENT for
+        bad audio), not the batch; items answer in request order.
+        MUST [detector.batch-equal] Each item's score equals what Score gives for the same clip (within
+        1e-6 relative, absolute below magnitude 1), with the same is_llr.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from voxarena.v1 import common_pb2 as voxarena_dot_v1_dot_common__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1bvoxarena/v1/generator.proto\x12\x0bvoxarena.v1\x1a\x18voxarena/v1/common.proto\"U\n\tVoiceSpec\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x10\n\x08language\x18\x02 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x03 \x01(\t\x12\x13\n\x0bsample_rate\x18\x04 \x01(\r\"\x8c\x02\n\rGeneratorInfo\x12%\n\x05model\x18\x01 \x01(\x0b\x32\x16.voxarena.v1.ModelInfo\x12,\n\x06\x66\x61mily\x18\x02 \x01(\x0e\x32\x1c.voxarena.v1.GeneratorFamily\x12 \n\x05tasks\x18\x03 \x03(\x0e\x32\x11.voxarena.v1.Task\x12&\n\x06voices\x18\x04 \x03(\x0b\x32\x16.voxarena.v1.VoiceSpec\x12(\n\x07options\x18\x05 \x03(\x0b\x32\x17.voxarena.v1.OptionSpec\x12\x16\n\x0emax_text_chars\x18\x06 \x01(\r\x12\x1a\n\x12max_source_seconds\x18\x07 \x01(\x01\"\xeb\x02\n\x11SynthesizeRequest\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12\x0c\n\x04seed\x18\x02 \x01(\x04\x12\x1f\n\x04task\x18\x03 \x01(\x0e\x32\x11.voxarena.v1.Task\x12\x0c\n\x04text\x18\x04 \x01(\t\x12\x10\n\x08language\x18\x05 \x01(\t\x12\r\n\x05voice\x18\x06 \x01(\t\x12+\n\x0freference_audio\x18\x07 \x01(\x0b\x32\x12.voxarena.v1.Audio\x12\x16\n\x0ereference_text\x18\x08 \x01(\t\x12(\n\x0csource_audio\x18\t \x01(\x0b\x32\x12.voxarena.v1.Audio\x12\x42\n\nparameters\x18\n \x03(\x0b\x32..voxarena.v1.SynthesizeRequest.ParametersEntry\x1a\x31\n\x0fParametersEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\x8d\x01\n\x12SynthesizeResponse\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12\x0c\n\x04seed\x18\x02 \x01(\x04\x12!\n\x05\x61udio\x18\x03 \x01(\x0b\x32\x12.voxarena.v1.Audio\x12#\n\x06timing\x18\x04 \x01(\x0b\x32\x13.voxarena.v1.Timing\x12\r\n\x05voice\x18\x05 \x01(\t*N\n\x04Task\x12\x14\n\x10TASK_UNSPECIFIED\x10\x00\x12\x07\n\x03TTS\x10\x01\x12\t\n\x05\x43LONE\x10\x02\x12\x0f\n\x0bRECONSTRUCT\x10\x03\x12\x0b\n\x07\x43ONVERT\x10\x04*\x80\x02\n\x0fGeneratorFamily\x12 \n\x1cGENERATOR_FAMILY_UNSPECIFIED\x10\x00\x12\x1a\n\x16\x41\x43OUSTIC_MODEL_VOCODER\x10\x01\x12\x14\n\x10\x46ULLY_END_TO_END\x10\x02\x12\x1f\n\x1bNEURAL_CODEC_LANGUAGE_MODEL\x10\x03\x12\x0f\n\x0bVOCODER_GAN\x10\x04\x12\x15\n\x11VOCODER_DIFFUSION\x10\x05\x12\x0f\n\x0bVOCODER_DSP\x10\x06\x12\x16\n\x12RULE_BASED_FORMANT\x10\x07\x12\x11\n\rCONCATENATIVE\x10\x08\x12\x14\n\x10VOICE_CONVERSION\x10\t2\xa5\x01\n\x10GeneratorService\x12\x42\n\x07GetInfo\x12\x1b.voxarena.v1.GetInfoRequest\x1a\x1a.voxarena.v1.GeneratorInfo\x12M\n\nSynthesize\x12\x1e.voxarena.v1.SynthesizeRequest\x1a\x1f.voxarena.v1.SynthesizeResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1bvoxarena/v1/generator.proto\x12\x0bvoxarena.v1\x1a\x18voxarena/v1/common.proto\"U\n\tVoiceSpec\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x10\n\x08language\x18\x02 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x03 \x01(\t\x12\x13\n\x0bsample_rate\x18\x04 \x01(\r\"\xa8\x02\n\rGeneratorInfo\x12%\n\x05model\x18\x01 \x01(\x0b\x32\x16.voxarena.v1.ModelInfo\x12,\n\x06\x66\x61mily\x18\x02 \x01(\x0e\x32\x1c.voxarena.v1.GeneratorFamily\x12 \n\x05tasks\x18\x03 \x03(\x0e\x32\x11.voxarena.v1.Task\x12&\n\x06voices\x18\x04 \x03(\x0b\x32\x16.voxarena.v1.VoiceSpec\x12(\n\x07options\x18\x05 \x03(\x0b\x32\x17.voxarena.v1.OptionSpec\x12\x16\n\x0emax_text_chars\x18\x06 \x01(\r\x12\x1a\n\x12max_source_seconds\x18\x07 \x01(\x01\x12\x1a\n\x12min_source_seconds\x18\x08 \x01(\x01\"\xeb\x02\n\x11SynthesizeRequest\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12\x0c\n\x04seed\x18\x02 \x01(\x04\x12\x1f\n\x04task\x18\x03 \x01(\x0e\x32\x11.voxarena.v1.Task\x12\x0c\n\x04text\x18\x04 \x01(\t\x12\x10\n\x08language\x18\x05 \x01(\t\x12\r\n\x05voice\x18\x06 \x01(\t\x12+\n\x0freference_audio\x18\x07 \x01(\x0b\x32\x12.voxarena.v1.Audio\x12\x16\n\x0ereference_text\x18\x08 \x01(\t\x12(\n\x0csource_audio\x18\t \x01(\x0b\x32\x12.voxarena.v1.Audio\x12\x42\n\nparameters\x18\n \x03(\x0b\x32..voxarena.v1.SynthesizeRequest.ParametersEntry\x1a\x31\n\x0fParametersEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\x8d\x01\n\x12SynthesizeResponse\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12\x0c\n\x04seed\x18\x02 \x01(\x04\x12!\n\x05\x61udio\x18\x03 \x01(\x0b\x32\x12.voxarena.v1.Audio\x12#\n\x06timing\x18\x04 \x01(\x0b\x32\x13.voxarena.v1.Timing\x12\r\n\x05voice\x18\x05 \x01(\t*N\n\x04Task\x12\x14\n\x10TASK_UNSPECIFIED\x10\x00\x12\x07\n\x03TTS\x10\x01\x12\t\n\x05\x43LONE\x10\x02\x12\x0f\n\x0bRECONSTRUCT\x10\x03\x12\x0b\n\x07\x43ONVERT\x10\x04*\x80\x02\n\x0fGeneratorFamily\x12 \n\x1cGENERATOR_FAMILY_UNSPECIFIED\x10\x00\x12\x1a\n\x16\x41\x43OUSTIC_MODEL_VOCODER\x10\x01\x12\x14\n\x10\x46ULLY_END_TO_END\x10\x02\x12\x1f\n\x1bNEURAL_CODEC_LANGUAGE_MODEL\x10\x03\x12\x0f\n\x0bVOCODER_GAN\x10\x04\x12\x15\n\x11VOCODER_DIFFUSION\x10\x05\x12\x0f\n\x0bVOCODER_DSP\x10\x06\x12\x16\n\x12RULE_BASED_FORMANT\x10\x07\x12\x11\n\rCONCATENATIVE\x10\x08\x12\x14\n\x10VOICE_CONVERSION\x10\t2\xa5\x01\n\x10GeneratorService\x12\x42\n\x07GetInfo\x12\x1b.voxarena.v1.GetInfoRequest\x1a\x1a.voxarena.v1.GeneratorInfo\x12M\n\nSynthesize\x12\x1e.voxarena.v1.SynthesizeRequest\x1a\x1f.voxarena.v1.SynthesizeResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -34,20 +34,20 @@ if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_SYNTHESIZEREQUEST_PARAMETERSENTRY']._loaded_options = None
   _globals['_SYNTHESIZEREQUEST_PARAMETERSENTRY']._serialized_options = b'8\001'
-  _globals['_TASK']._serialized_start=938
-  _globals['_TASK']._serialized_end=1016
-  _globals['_GENERATORFAMILY']._serialized_start=1019
-  _globals['_GENERATORFAMILY']._serialized_end=1275
+  _globals['_TASK']._serialized_start=966
+  _globals['_TASK']._serialized_end=1044
+  _globals['_GENERATORFAMILY']._serialized_start=1047
+  _globals['_GENERATORFAMILY']._serialized_end=1303
   _globals['_VOICESPEC']._serialized_start=70
   _globals['_VOICESPEC']._serialized_end=155
   _globals['_GENERATORINFO']._serialized_start=158
-  _globals['_GENERATORINFO']._serialized_end=426
-  _globals['_SYNTHESIZEREQUEST']._serialized_start=429
-  _globals['_SYNTHESIZEREQUEST']._serialized_end=792
-  _globals['_SYNTHESIZEREQUEST_PARAMETERSENTRY']._serialized_start=743
-  _globals['_SYNTHESIZEREQUEST_PARAMETERSENTRY']._serialized_end=792
-  _globals['_SYNTHESIZERESPONSE']._serialized_start=795
-  _globals['_SYNTHESIZERESPONSE']._serialized_end=936
-  _globals['_GENERATORSERVICE']._serialized_start=1278
-  _globals['_GENERATORSERVICE']._serialized_end=1443
+  _globals['_GENERATORINFO']._serialized_end=454
+  _globals['_SYNTHESIZEREQUEST']._serialized_start=457
+  _globals['_SYNTHESIZEREQUEST']._serialized_end=820
+  _globals['_SYNTHESIZEREQUEST_PARAMETERSENTRY']._serialized_start=771
+  _globals['_SYNTHESIZEREQUEST_PARAMETERSENTRY']._serialized_end=820
+  _globals['_SYNTHESIZERESPONSE']._serialized_start=823
+  _globals['_SYNTHESIZERESPONSE']._serialized_end=964
+  _globals['_GENERATORSERVICE']._serialized_start=1306
+  _globals['_GENERATORSERVICE']._serialized_end=1471
 # @@protoc_insertion_point(module_scope)

@@ -57,7 +57,7 @@ class VoiceSpec(_message.Message):
     def __init__(self, name: _Optional[str] = ..., language: _Optional[str] = ..., description: _Optional[str] = ..., sample_rate: _Optional[int] = ...) -> None: ...
 
 class GeneratorInfo(_message.Message):
-    __slots__ = ("model", "family", "tasks", "voices", "options", "max_text_chars", "max_source_seconds")
+    __slots__ = ("model", "family", "tasks", "voices", "options", "max_text_chars", "max_source_seconds", "min_source_seconds")
     MODEL_FIELD_NUMBER: _ClassVar[int]
     FAMILY_FIELD_NUMBER: _ClassVar[int]
     TASKS_FIELD_NUMBER: _ClassVar[int]
@@ -65,6 +65,7 @@ class GeneratorInfo(_message.Message):
     OPTIONS_FIELD_NUMBER: _ClassVar[int]
     MAX_TEXT_CHARS_FIELD_NUMBER: _ClassVar[int]
     MAX_SOURCE_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    MIN_SOURCE_SECONDS_FIELD_NUMBER: _ClassVar[int]
     model: _common_pb2.ModelInfo
     family: GeneratorFamily
     tasks: _containers.RepeatedScalarFieldContainer[Task]
@@ -72,7 +73,8 @@ class GeneratorInfo(_message.Message):
     options: _containers.RepeatedCompositeFieldContainer[_common_pb2.OptionSpec]
     max_text_chars: int
     max_source_seconds: float
-    def __init__(self, model: _Optional[_Union[_common_pb2.ModelInfo, _Mapping]] = ..., family: _Optional[_Union[GeneratorFamily, str]] = ..., tasks: _Optional[_Iterable[_Union[Task, str]]] = ..., voices: _Optional[_Iterable[_Union[VoiceSpec, _Mapping]]] = ..., options: _Optional[_Iterable[_Union[_common_pb2.OptionSpec, _Mapping]]] = ..., max_text_chars: _Optional[int] = ..., max_source_seconds: _Optional[float] = ...) -> None: ...
+    min_source_seconds: float
+    def __init__(self, model: _Optional[_Union[_common_pb2.ModelInfo, _Mapping]] = ..., family: _Optional[_Union[GeneratorFamily, str]] = ..., tasks: _Optional[_Iterable[_Union[Task, str]]] = ..., voices: _Optional[_Iterable[_Union[VoiceSpec, _Mapping]]] = ..., options: _Optional[_Iterable[_Union[_common_pb2.OptionSpec, _Mapping]]] = ..., max_text_chars: _Optional[int] = ..., max_source_seconds: _Optional[float] = ..., min_source_seconds: _Optional[float] = ...) -> None: ...
 
 class SynthesizeRequest(_message.Message):
     __slots__ = ("request_id", "seed", "task", "text", "language", "voice", "reference_audio", "reference_text", "source_audio", "parameters")

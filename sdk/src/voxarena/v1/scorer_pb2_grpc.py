@@ -77,7 +77,9 @@ class ScorerServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def MeasureClips(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """MUST [scorer.clip-fails-alone] A clip the scorer cannot measure fails alone, in its own row's
+        errors and with no values; the other rows are measured, in request order.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
@@ -89,7 +91,8 @@ class ScorerServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def DetectionMetrics(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """MUST [scorer.eer] Perfectly separated trials have EER 0 and fully reversed ones EER 1.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
