@@ -4,6 +4,7 @@ misbehaving double by the check named for its fault, with what was sent and what
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -289,6 +290,7 @@ def test_cli_exit_codes_and_json(service, tmp_path):
         capture_output=True,
         text=True,
         timeout=300,
+        env={**os.environ, "COLUMNS": "200"},  # rich wraps the table's cells to the terminal's width
     )
     assert nobody.returncode == 1 and "no gRPC server at localhost:1" in nobody.stdout
 

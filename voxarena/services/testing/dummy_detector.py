@@ -25,10 +25,10 @@ class DummyDetector(DetectorModel):
     def load(self) -> None:
         pass
 
-    def score_batch(self, clips: list[AudioClip], options: list[dict[str, str]]) -> list[float]:
+    def score_batch(self, clips: list[AudioClip], options: list[dict[str, str]] | None = None) -> list[float]:
         out = []
-        for c, opts in zip(clips, options):
-            low = self.float_option(opts, "band_low_hz", 1000.0, 7000.0)
+        for c, opts in zip(clips, options or [{} for _ in clips]):
+            low = self.float_option(opts, "band_low_hz", 1000.0, 7000.0) if opts else 4000.0
             x = resample(c.samples, c.sample_rate, 16000).astype(np.float64)
             spec = np.abs(np.fft.rfft(x)) ** 2
             freqs = np.fft.rfftfreq(x.size, 1 / 16000)
