@@ -49,6 +49,7 @@ sys.path.insert(0, str(REPO))
 
 from voxarena.orchestrator.run.config import load_config  # noqa: E402
 from voxarena.orchestrator.run.pipeline import Arena  # noqa: E402
+from voxarena.orchestrator.store.records import Row  # noqa: E402
 from voxarena.orchestrator.store.run_store import JsonlTable  # noqa: E402
 
 
@@ -118,15 +119,15 @@ class ThreadProfiles:
         return text.getvalue()
 
 
-def append_fsync_per_row(self: JsonlTable, row: dict) -> None:
+def append_fsync_per_row(self: JsonlTable, row: Row) -> None:
     """The store before group commit: one fsync per row, inside the table's lock (the baseline)."""
-    line = (json.dumps(row, sort_keys=True) + "\n").encode()
+    line = (json.dumps(row.to_dict(), sort_keys=True) + "\n").encode()
     with self._lock:
         with open(self.path, "ab") as f:
             f.write(line)
             f.flush()
             os.fsync(f.fileno())
-        self._lines[row["id"]] = line.rstrip(b"\n")
+        self._lines[row.id] = line.rstrip(b"\n")
 
 
 def throughput(table: Path, work: Path, batch_size: int, per_row_fsync: bool, profile: bool) -> dict:

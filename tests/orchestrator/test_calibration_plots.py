@@ -16,6 +16,7 @@ from voxarena.orchestrator.report.calibration_plots import (
     reliability_bins,
     tippett_curve,
 )
+from voxarena.orchestrator.store.records import DetectionRecord
 from voxarena.scorers.service import ScorerServicer
 
 
@@ -77,7 +78,8 @@ def test_calibration_loss_column_with_its_interval():
                     "is_llr": True,
                 }
             )
-    store = SimpleNamespace(detections=SimpleNamespace(sorted_rows=lambda: rows))
+    records = [DetectionRecord.from_dict({"id": f"d|{r['item']}", "clip": r["item"], "task": "", **r}) for r in rows]
+    store = SimpleNamespace(detections=SimpleNamespace(sorted_rows=lambda: records))
     cfg = SimpleNamespace(
         scorer=SimpleNamespace(bootstrap_resamples=100, confidence=0.95), protocol=SimpleNamespace(seed=1)
     )

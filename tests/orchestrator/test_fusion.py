@@ -17,6 +17,7 @@ from voxarena.orchestrator.report.html import render_html
 from voxarena.orchestrator.run.config import CalibrationSplitConfig, ConfigError, load_config
 from voxarena.orchestrator.run.manifest import ManifestItem, ManifestSet
 from voxarena.orchestrator.run.status import run_status
+from voxarena.orchestrator.store.records import DetectionRecord
 from voxarena.orchestrator.store.run_store import RunStore, detection_id
 
 RAW_DETECTOR = {
@@ -170,7 +171,7 @@ def test_a_label_split_and_what_it_refuses():
 # ------------------------------------------------------------------------------------------- fused rows
 def detection(
     detector: str, clip: str, item: str, kind: str, score: float | None, condition: str = "clean", iteration: int = 1
-) -> dict:
+) -> DetectionRecord:
     row = {
         "id": detection_id(detector, condition, clip),
         "detector": detector,
@@ -184,8 +185,10 @@ def detection(
         "speaker": item[0],
     }
     if score is None:
-        return {**row, "status": "failed", "failure": "service_error", "code": "INTERNAL", "reason": "boom"}
-    return {**row, "status": "ok", "score": score, "is_llr": False}
+        row |= {"status": "failed", "failure": "service_error", "code": "INTERNAL", "reason": "boom"}
+    else:
+        row |= {"status": "ok", "score": score, "is_llr": False}
+    return DetectionRecord.from_dict(row)
 
 
 def test_fused_rows_from_stored_rows(tmp_path):
@@ -226,18 +229,18 @@ def test_fused_rows_from_stored_rows(tmp_path):
 
     rows = store.detections.rows
     fused = rows["f|g|TTS|e3"]
-    assert fused["status"] == "ok" and fused["is_llr"] and fused["item"] == "e3" and fused["kind"] == "spoof"
+    assert fused.ok and fused.is_llr and fused.item == "e3" and fused.kind == "spoof"
     expected = (
         record["weights"][0] * truth["g|TTS|e3"][0] + record["weights"][1] * truth["g|TTS|e3"][1] + record["bias"]
     )
-    assert fused["score"] == pytest.approx(expected, rel=1e-12)
-    assert rows["f@mp3|e3"]["score"] == pytest.approx(
+    assert fused.score == pytest.approx(expected, rel=1e-12)
+    assert rows["f@mp3|e3"].score == pytest.approx(
         record["weights"][0] * (truth["e3"][0] + 9) + record["weights"][1] * (truth["e3"][1] + 9) + record["bias"]
     )
     failed = rows["f|g|TTS|e0|i2d2"]
-    assert failed["status"] == "failed" and failed["failure"] == "upstream_failed"
-    assert failed["reason"] == "f|g|TTS|e0|i2d2: member m2 failed on it (INTERNAL)"
-    assert sum(r["detector"] == "f" for r in rows.values()) == 80 + 20 + 2  # clean, mp3 and the two I2D clips
+    assert failed.status == "failed" and failed.failure == "upstream_failed"
+    assert failed.reason == "f|g|TTS|e0|i2d2: member m2 failed on it (INTERNAL)"
+    assert sum(r.detector == "f" for r in rows.values()) == 80 + 20 + 2  # clean, mp3 and the two I2D clips
 
     before = (tmp_path / "detections.jsonl").read_bytes()
     assert fuse(store, {"f": ["m1", "m2"]}, calibration)["f"] == record
@@ -254,8 +257,8 @@ def test_a_fusion_that_cannot_be_fitted_fails_every_row_with_the_reason(tmp_path
     assert record["error"] == (
         "f cannot be fitted on the calibration split: the fit needs both classes, got 4 bona fide and 0 spoof trials"
     )
-    fused = [r for r in store.detections.rows.values() if r["detector"] == "f"]
-    assert len(fused) == 8 and all(r["status"] == "failed" and r["reason"].endswith(record["error"]) for r in fused)
+    fused = [r for r in store.detections.rows.values() if r.detector == "f"]
+    assert len(fused) == 8 and all(r.status == "failed" and r.reason.endswith(record["error"]) for r in fused)
 
 
 # ------------------------------------------------------------------------------------------- a run

@@ -6,6 +6,7 @@ from __future__ import annotations
 from voxarena.orchestrator.run.config import I2DConfig, ProtocolConfig
 from voxarena.orchestrator.run.manifest import ManifestItem, ManifestSet
 from voxarena.orchestrator.run.plan import Plan, reference_items
+from voxarena.orchestrator.store.records import GenerationRecord
 
 
 def item(i: int, speaker: str, **labels: str) -> ManifestItem:
@@ -61,7 +62,14 @@ def test_detections_one_shot_under_every_condition_iterations_clean_only():
     assert plan.conditions_for(1) == ["clean", "phone"] and plan.conditions_for(2) == ["clean"]
     # 5 corpus clips and 8 one-shot clips x 2 detectors x 2 conditions, 8 later iterations x 2 detectors x clean
     assert plan.n_detections() == (5 + 8) * 2 * 2 + 8 * 2
-    generated = {"gen|TTS|u0": {"iteration": 1}, "cloner|CLONE|u0|i2d2": {"iteration": 2}}
+    generated = {
+        "gen|TTS|u0": GenerationRecord(
+            id="gen|TTS|u0", status="ok", generator="gen", task="TTS", item="u0", seed=0, iteration=1
+        ),
+        "cloner|CLONE|u0|i2d2": GenerationRecord(
+            id="cloner|CLONE|u0|i2d2", status="ok", generator="cloner", task="CLONE", item="u0", seed=0, iteration=2
+        ),
+    }
     assert plan.detection_ids("d1", "phone", generated) == [f"d1@phone|u{i}" for i in range(5)] + [
         "d1@phone|gen|TTS|u0"
     ]

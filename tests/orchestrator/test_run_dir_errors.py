@@ -21,6 +21,7 @@ import pytest
 from typer.testing import CliRunner
 
 from voxarena.orchestrator.cli.app import app
+from voxarena.orchestrator.store.records import Row
 from voxarena.orchestrator.store.run_store import JsonlTable, RunDirError, RunStore
 
 REAL_WRITE = os.write
@@ -85,23 +86,23 @@ def metrics_without_timing(run: Path) -> dict[str, list[dict]]:
 
 # ---------------------------------------------------------------------------------- the table itself
 def test_an_append_cut_by_a_full_disk_leaves_no_torn_row_and_the_next_one_is_whole(tmp_path, monkeypatch):
-    table = JsonlTable(tmp_path / "rows.jsonl")
-    table.append({"id": "a", "status": "ok"})
+    table = JsonlTable(tmp_path / "rows.jsonl", Row)
+    table.append(Row.from_dict({"id": "a", "status": "ok"}))
     disk = FullDisk(tmp_path, budget=10)  # part of the next row goes in, then the disk is full
     monkeypatch.setattr(os, "write", disk)
     with pytest.raises(RunDirError, match=r"rows\.jsonl: cannot append row b: No space left on device \(ENOSPC\)"):
-        table.append({"id": "b", "status": "ok", "pad": "x" * 50})
+        table.append(Row.from_dict({"id": "b", "status": "ok", "pad": "x" * 50}))
     assert disk.left == 0 and disk.refused == 1  # 10 bytes went in before the refusal
     assert [r["id"] for r in valid_rows(table.path)] == ["a"] and "b" not in table
     monkeypatch.setattr(os, "write", REAL_WRITE)  # space is free again
-    table.append({"id": "c", "status": "ok"})
+    table.append(Row.from_dict({"id": "c", "status": "ok"}))
     assert [r["id"] for r in valid_rows(table.path)] == ["a", "c"]
-    assert set(JsonlTable(table.path).rows) == {"a", "c"}
+    assert set(JsonlTable(table.path, Row).rows) == {"a", "c"}
 
 
 def test_a_torn_row_that_cannot_be_cut_stops_every_later_append_and_the_next_open_cuts_it(tmp_path, monkeypatch):
-    table = JsonlTable(tmp_path / "rows.jsonl")
-    table.append({"id": "a", "status": "ok"})
+    table = JsonlTable(tmp_path / "rows.jsonl", Row)
+    table.append(Row.from_dict({"id": "a", "status": "ok"}))
     monkeypatch.setattr(os, "write", FullDisk(tmp_path, budget=5))
 
     def no_truncate(fd: int, length: int) -> None:
@@ -109,13 +110,13 @@ def test_a_torn_row_that_cannot_be_cut_stops_every_later_append_and_the_next_ope
 
     monkeypatch.setattr(os, "ftruncate", no_truncate)
     with pytest.raises(RunDirError, match="cut off on resume"):
-        table.append({"id": "b", "status": "ok"})
+        table.append(Row.from_dict({"id": "b", "status": "ok"}))
     monkeypatch.undo()
     # The torn part stays: a row glued to it would be lost, so no row goes after it.
     with pytest.raises(RunDirError, match=r"cannot append row b \(the part written is cut off on resume\)"):
-        table.append({"id": "c", "status": "ok"})
+        table.append(Row.from_dict({"id": "c", "status": "ok"}))
     assert not table.path.read_text().endswith("\n")
-    reopened = JsonlTable(table.path)
+    reopened = JsonlTable(table.path, Row)
     assert set(reopened.rows) == {"a"} and [r["id"] for r in valid_rows(table.path)] == ["a"]
 
 

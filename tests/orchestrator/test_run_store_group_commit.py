@@ -8,12 +8,13 @@ import threading
 import time
 
 from voxarena.orchestrator.store import run_store
+from voxarena.orchestrator.store.records import Row
 from voxarena.orchestrator.store.run_store import JsonlTable
 
 
 def test_every_row_is_fsynced_before_append_returns_and_fsyncs_are_shared(tmp_path, monkeypatch):
     path = tmp_path / "t.jsonl"
-    table = JsonlTable(path)
+    table = JsonlTable(path, Row)
     synced_lines: list[int] = []  # lines on disk when each fsync finished
     real_fsync = run_store.os.fsync
 
@@ -32,7 +33,7 @@ def test_every_row_is_fsynced_before_append_returns_and_fsyncs_are_shared(tmp_pa
 
     def worker(w: int) -> None:
         for i in range(25):
-            table.append({"id": f"w{w}/{i}", "status": "ok"})
+            table.append(Row(id=f"w{w}/{i}", status="ok"))
             returned.append((f"w{w}/{i}", len(synced_lines)))
 
     threads = [threading.Thread(target=worker, args=(w,)) for w in range(8)]
@@ -51,14 +52,14 @@ def test_every_row_is_fsynced_before_append_returns_and_fsyncs_are_shared(tmp_pa
     # on a loaded machine, so no count is asserted beyond "fewer than one per row".)
     assert synced_lines[1] >= 8, f"the second fsync covered {synced_lines[1]} rows: no group commit"
     assert len(synced_lines) < 200, f"{len(synced_lines)} fsyncs for 200 rows from 8 threads: no group commit"
-    assert JsonlTable(path).rows == table.rows  # reopened (resume): the same rows
+    assert JsonlTable(path, Row).rows == table.rows  # reopened (resume): the same rows
 
 
 def test_a_single_writer_still_fsyncs_every_row(tmp_path, monkeypatch):
     path = tmp_path / "t.jsonl"
-    table = JsonlTable(path)
+    table = JsonlTable(path, Row)
     calls: list[int] = []
     monkeypatch.setattr(run_store.os, "fsync", lambda fd: calls.append(path.read_bytes().count(b"\n")))
     for i in range(5):
-        table.append({"id": str(i)})
+        table.append(Row(id=str(i), status="ok"))
         assert calls[-1] == i + 1

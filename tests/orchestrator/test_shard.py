@@ -35,6 +35,8 @@ from voxarena.orchestrator.run.pipeline import Arena
 from voxarena.orchestrator.run.plan import Plan
 from voxarena.orchestrator.run.shard import Shard, ShardError
 from voxarena.orchestrator.run.status import run_status
+from voxarena.orchestrator.store.records import GenerationRecord
+from voxarena.orchestrator.store.run_store import read_records
 
 SERVICES = {
     "dummy-generator": (None, []),
@@ -185,7 +187,7 @@ def test_the_shards_split_the_items_and_their_union_is_the_plan_once(runs, n):
             assert seen[t] == whole_ids[t], t
     fused = {i for i in whole_ids["detections"] if i.startswith("fused")}
     assert fused and seen["detections"] == whole_ids["detections"] - fused
-    gens = {json.loads(x)["id"]: json.loads(x) for x in (merged / "generations.jsonl").read_text().splitlines()}
+    gens = read_records(merged / "generations.jsonl", GenerationRecord)
     plan = Plan.of_record(json.loads((merged / "run.json").read_text()), manifest)
     assert plan.service_rows(gens)["detections"] == seen["detections"]
     st = run_status(merged)

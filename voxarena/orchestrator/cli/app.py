@@ -27,6 +27,7 @@ from voxarena.orchestrator.run.pipeline import Arena, RunError
 from voxarena.orchestrator.run.shard import Shard, ShardError
 from voxarena.orchestrator.run.status import run_status
 from voxarena.orchestrator.store.outcome import EXIT_RETRY
+from voxarena.orchestrator.store.records import Row
 from voxarena.orchestrator.store.run_store import RunDirError
 from voxarena.orchestrator.store.summary import print_summary
 
@@ -99,11 +100,10 @@ def run(
         raise typer.Exit(2) from None
     if part is None:  # a shard has no metrics to summarise
         print_summary(run_dir, console)
-    gens = arena.store.generations.rows.values()
-    failed = [r for r in gens if r["status"] != "ok"]
-    failed += [r for r in arena.store.detections.rows.values() if r["status"] != "ok"]
+    failed: list[Row] = [r for r in arena.store.generations.rows.values() if not r.ok]
+    failed += [r for r in arena.store.detections.rows.values() if not r.ok]
     for r in failed[:10]:
-        err.print(f"[yellow]failed[/yellow] {r['reason']}", highlight=False)
+        err.print(f"[yellow]failed[/yellow] {r.reason}", highlight=False)
     if len(failed) > 10:
         err.print(f"... and {len(failed) - 10} more failures (see {run_dir}/generations.jsonl, detections.jsonl)")
     console.print(

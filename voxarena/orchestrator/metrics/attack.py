@@ -34,6 +34,7 @@ import numpy as np
 
 from voxarena.codec import encode_audio
 from voxarena.orchestrator.store.clips import read_clip
+from voxarena.orchestrator.store.records import DegradationRecord
 from voxarena.orchestrator.store.run_store import CLEAN, RunStore
 from voxarena.stats.detection import eer
 from voxarena.v1 import scorer_pb2
@@ -80,9 +81,9 @@ def _scores(store: RunStore) -> dict[tuple[str, str, str], list[float]]:
     """(detector, condition, generator or "bonafide") -> the one-shot scores."""
     scores: dict[tuple[str, str, str], list[float]] = {}
     for r in store.detections.sorted_rows():
-        if r.get("status") == "ok" and r.get("iteration", 1) == 1:
-            who = "bonafide" if r["kind"] == "bonafide" else r["generator"]
-            scores.setdefault((r["detector"], r["condition"], who), []).append(float(r["score"]))
+        if r.ok and r.i2d_iteration == 1:
+            who = "bonafide" if r.kind == "bonafide" else r.generator
+            scores.setdefault((r.detector, r.channel, who), []).append(float(r.score))
     return scores
 
 
@@ -130,9 +131,9 @@ def attack_rows(store: RunStore, cfg, scorer=None) -> list[dict[str, Any]]:
     attacks: dict[str, list[dict]] = {}  # condition -> the records of its attacks that ran (spoofed clips)
     attacked_rows = []
     for r in store.degradations.sorted_rows():
-        if r.get("status") == "ok" and r["condition"] in targets:
-            ran = [{**s["attack"], "id": r["id"]} for s in r.get("steps", []) if "queries" in s.get("attack", {})]
-            attacks.setdefault(r["condition"], []).extend(ran)
+        if r.ok and r.condition in targets:
+            ran = [{**s["attack"], "id": r.id} for s in r.steps or [] if "queries" in s.get("attack", {})]
+            attacks.setdefault(r.condition, []).extend(ran)
             attacked_rows += [r] if ran else []
     costs = perceptual_costs(store, cfg, scorer, attacked_rows) if scorer is not None else {}
     generators = sorted({g for (_, _, g) in scores if g != "bonafide"})
@@ -172,7 +173,7 @@ def attack_rows(store: RunStore, cfg, scorer=None) -> list[dict[str, Any]]:
     return out
 
 
-def perceptual_costs(store: RunStore, cfg, scorer, attacked: list[dict]) -> dict[str, dict[str, float]]:
+def perceptual_costs(store: RunStore, cfg, scorer, attacked: list[DegradationRecord]) -> dict[str, dict[str, float]]:
     """Degradation id -> the scorer's raw values for the attacked clip against its original (``pesq.value``,
     ``sim.cosine``, ``wer.errors``, ``wer.ref``) and the original's own (``original.wer.errors``, ...)."""
     metrics = [m for m in COST_METRICS if m in cfg.scorer.metrics]
@@ -180,15 +181,15 @@ def perceptual_costs(store: RunStore, cfg, scorer, attacked: list[dict]) -> dict
         return {}
     requests = []
     for r in attacked:
-        g = store.generations.get(r["clip"])
+        g = store.generations.get(r.clip)
         if g is None:  # an attacked clip is a generated one: its row is there
-            raise KeyError(f"{r['id']}: no generation row {r['clip']!r}")
-        original = encode_audio(read_clip(store.dir / g["audio"], g["audio_sha256"], g["id"]))
-        clip = encode_audio(read_clip(store.dir / r["audio"], r["audio_sha256"], r["id"]))
-        text = g.get("text", "")
+            raise KeyError(f"{r.id}: no generation row {r.clip!r}")
+        original = encode_audio(read_clip(store.dir / str(g.audio), str(g.audio_sha256), g.id))
+        clip = encode_audio(read_clip(store.dir / str(r.audio), str(r.audio_sha256), r.id))
+        text = g.text or ""
         requests.append(
             scorer_pb2.ClipRequest(
-                request_id=r["id"],
+                request_id=r.id,
                 metrics=metrics,
                 text=text,
                 audio=clip,
@@ -199,7 +200,7 @@ def perceptual_costs(store: RunStore, cfg, scorer, attacked: list[dict]) -> dict
         )
         if "wer" in metrics:
             requests.append(
-                scorer_pb2.ClipRequest(request_id=f"original|{r['id']}", metrics=["wer"], text=text, audio=original)
+                scorer_pb2.ClipRequest(request_id=f"original|{r.id}", metrics=["wer"], text=text, audio=original)
             )
     values: dict[str, dict[str, float]] = {}
     size = cfg.scorer.batch_size

@@ -11,7 +11,8 @@ import json
 import math
 
 from voxarena.orchestrator.metrics.scorer_client import detection_results, one_shot, trial_set
-from voxarena.orchestrator.store.run_store import CLEAN, RunStore, condition_of
+from voxarena.orchestrator.store.records import DetectionRecord
+from voxarena.orchestrator.store.run_store import CLEAN, RunStore
 from voxarena.v1 import scorer_pb2
 
 # calibration_loss = cllr - min_cllr: the bits a detector loses because its LLRs are miscalibrated.
@@ -26,7 +27,7 @@ POOLED = "pooled"
 
 
 def _trial_sets(
-    dets: list[dict],
+    dets: list[DetectionRecord],
     detectors: list[str],
     generators: list[str],
     label: tuple[str, str] | None,
@@ -37,21 +38,21 @@ def _trial_sets(
     clips, all under one channel condition (both sides of a trial set went through the same channel)."""
     sets, meta = [], []
     for d in detectors:
-        mine = [r for r in dets if r["detector"] == d and condition_of(r) == condition and one_shot(r)]
+        mine = [r for r in dets if r.detector == d and r.channel == condition and one_shot(r)]
         if label is not None:
             # A label only spoofs carry (an ASVspoof attack id) splits the spoofs and keeps every bona fide trial.
-            spoof_only = not any(label[0] in items[r["item"]].labels for r in mine if r["kind"] == "bonafide")
+            spoof_only = not any(label[0] in items[r.item].labels for r in mine if r.kind == "bonafide")
             mine = [
                 r
                 for r in mine
-                if items[r["item"]].labels.get(label[0]) == label[1] or (spoof_only and r["kind"] == "bonafide")
+                if items[r.item].labels.get(label[0]) == label[1] or (spoof_only and r.kind == "bonafide")
             ]
-        ok = [r for r in mine if r["status"] == "ok"]
-        bona = [r for r in ok if r["kind"] == "bonafide"]
-        llr = bool(ok) and all(r.get("is_llr") for r in ok)
+        ok = [r for r in mine if r.ok]
+        bona = [r for r in ok if r.kind == "bonafide"]
+        llr = bool(ok) and all(r.is_llr for r in ok)
         for g in generators + [POOLED]:
-            spoof = [r for r in ok if r["kind"] == "spoof" and (g == POOLED or r["generator"] == g)]
-            failed = sum(1 for r in mine if r["status"] != "ok" and (g == POOLED or r["generator"] in (g, "bonafide")))
+            spoof = [r for r in ok if r.kind == "spoof" and (g == POOLED or r.generator == g)]
+            failed = sum(1 for r in mine if not r.ok and (g == POOLED or r.generator in (g, "bonafide")))
             row = {
                 "detector": d,
                 "generator": g,

@@ -20,6 +20,7 @@ a failed fused row naming the member (``UPSTREAM_FAILED``), never a missing one.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import hashlib
 import json
 
@@ -28,12 +29,14 @@ import numpy as np
 from voxarena.orchestrator.run.config import CalibrationSplitConfig
 from voxarena.orchestrator.run.manifest import ManifestSet
 from voxarena.orchestrator.store.failures import Failure, failed_row
-from voxarena.orchestrator.store.run_store import CLEAN, RunStore, condition_of, detection_id, iteration_of
+from voxarena.orchestrator.store.records import OK, DetectionRecord
+from voxarena.orchestrator.store.run_store import CLEAN, RunStore, detection_id
 from voxarena.stats.llr import LinearLLR, fit_linear_llr
 from voxarena.v1 import common_pb2, detector_pb2
 
-# What a fused row copies from its members' rows: the clip it is about (the same for every member).
-IDENTITY = ("clip", "kind", "generator", "task", "iteration", "item", "speaker")
+# What a fused row keeps of its members' rows: the clip it is about (the same for every member); the
+# rest (the detector, the score and its timing, a failure) is the fused detector's own.
+OWN = ("id", "detector", "condition", "status", "score", "is_llr", "wall_seconds", "failure", "code", "reason")
 FITTED_ON = "clean channel, one-shot clips of the calibration split that every member scored"
 
 
@@ -108,7 +111,7 @@ def evaluation_store(store: RunStore, calibration: frozenset[str]) -> RunStore:
     if not calibration:
         return store
     view = copy.copy(store)
-    view.detections = store.detections.filtered(lambda r: r.get("item") not in calibration)
+    view.detections = store.detections.filtered(lambda r: r.item not in calibration)
     return view
 
 
@@ -119,10 +122,10 @@ class Fusion:
     def __init__(self, name: str, members: list[str], store: RunStore, calibration: frozenset[str]) -> None:
         self.name, self.members = name, list(members)
         # member -> (condition, clip) -> its row
-        self.rows: dict[str, dict[tuple[str, str], dict]] = {m: {} for m in self.members}
+        self.rows: dict[str, dict[tuple[str, str], DetectionRecord]] = {m: {} for m in self.members}
         for row in store.detections.sorted_rows():
-            if row["detector"] in self.rows:
-                self.rows[row["detector"]][(condition_of(row), row["clip"])] = row
+            if row.detector in self.rows:
+                self.rows[row.detector][(row.channel, row.clip)] = row
         self.keys = sorted({key for by_key in self.rows.values() for key in by_key})
         self.map: LinearLLR | None = None
         self.error = ""
@@ -138,33 +141,35 @@ class Fusion:
             for k in self.keys
             if k[0] == CLEAN
             and self._scored(k)
-            and self._clip(k)["item"] in calibration
-            and iteration_of(self._clip(k)) == 1
+            and self._clip(k).item in calibration
+            and self._clip(k).i2d_iteration == 1
         ]
-        bona = [k for k in train if self._clip(k)["kind"] == "bonafide"]
-        spoof = [k for k in train if self._clip(k)["kind"] == "spoof"]
+        bona = [k for k in train if self._clip(k).kind == "bonafide"]
+        spoof = [k for k in train if self._clip(k).kind == "spoof"]
         return fit_linear_llr(self._features(bona), self._features(spoof), names=self.members)
 
-    def _clip(self, key: tuple[str, str]) -> dict:
+    def _clip(self, key: tuple[str, str]) -> DetectionRecord:
         """The first member's row of a clip: what every member's row says about the clip itself."""
         return next(self.rows[m][key] for m in self.members if key in self.rows[m])
 
     def _scored(self, key: tuple[str, str]) -> bool:
-        return all(self.rows[m].get(key, {}).get("status") == "ok" for m in self.members)
+        return all(self._ok(m, key) for m in self.members)
+
+    def _ok(self, member: str, key: tuple[str, str]) -> bool:
+        row = self.rows[member].get(key)
+        return row is not None and row.ok
 
     def _features(self, keys: list[tuple[str, str]]) -> np.ndarray:
         """Member scores of clips, one row per clip, members in config order."""
-        scores = [[self.rows[m][k]["score"] for m in self.members] for k in keys]
+        scores = [[self.rows[m][k].score for m in self.members] for k in keys]
         return np.array(scores, float).reshape(-1, len(self.members))
 
     def _lost(self, key: tuple[str, str]) -> str:
         """Why a clip has no fused score: each member that failed on it or has no row for it."""
         why = [
-            f"{m} failed on it ({self.rows[m][key].get('code', '')})"
-            if key in self.rows[m]
-            else f"{m} has no row for it"
+            f"{m} failed on it ({self.rows[m][key].code or ''})" if key in self.rows[m] else f"{m} has no row for it"
             for m in self.members
-            if self.rows[m].get(key, {}).get("status") != "ok"
+            if not self._ok(m, key)
         ]
         return "member " + "; member ".join(why)
 
@@ -173,7 +178,7 @@ class Fusion:
         out = {"members": self.members, "fitted_on": FITTED_ON}
         return {**out, **self.map.record()} if self.map is not None else {**out, "error": self.error}
 
-    def detection_rows(self) -> list[dict]:
+    def detection_rows(self) -> list[DetectionRecord]:
         """A fused row for every (condition, clip) a member has a row for, in id order."""
         llrs: dict[tuple[str, str], float] = {}
         if self.map is not None:
@@ -181,18 +186,14 @@ class Fusion:
             llrs = dict(zip(scored, (float(x) for x in self.map(self._features(scored)))))
         out = []
         for key in self.keys:
-            clip = self._clip(key)
-            base = {
-                "id": detection_id(self.name, key[0], key[1]),
-                "detector": self.name,
-                "condition": key[0],
-                **{k: clip[k] for k in IDENTITY if k in clip},
-            }
+            own = {"id": detection_id(self.name, key[0], key[1]), "detector": self.name, "condition": key[0]}
+            # status: the fused score's, set below
+            base = dataclasses.replace(self._clip(key), **{**dict.fromkeys(OWN), **own, "status": "pending"}, extra={})
             if key in llrs:
-                out.append({**base, "status": "ok", "score": llrs[key], "is_llr": True})
+                out.append(dataclasses.replace(base, status=OK, score=llrs[key], is_llr=True))
             else:
-                out.append(failed_row(base, Failure.UPSTREAM_FAILED, f"{base['id']}: {self.error or self._lost(key)}"))
-        return sorted(out, key=lambda r: r["id"])
+                out.append(failed_row(base, Failure.UPSTREAM_FAILED, f"{base.id}: {self.error or self._lost(key)}"))
+        return sorted(out, key=lambda r: r.id)
 
 
 def fuse(store: RunStore, fused: dict[str, list[str]], calibration: frozenset[str]) -> dict[str, dict]:
@@ -203,7 +204,7 @@ def fuse(store: RunStore, fused: dict[str, list[str]], calibration: frozenset[st
         fusion = Fusion(name, members, store, calibration)
         record[name] = fusion.record()
         for row in fusion.detection_rows():
-            if store.detections.get(row["id"]) != row:
+            if store.detections.get(row.id) != row:
                 store.detections.append(row)
     return record
 

@@ -24,9 +24,9 @@ def generator_rows(
     if label is not None:
         if items is None:
             raise ValueError("generator_rows: a label breakdown needs the manifest items")
-        gens = [r for r in gens if items[r["item"]].labels.get(label[0]) == label[1]]
-    meas = {r["id"]: r for r in store.measurements.sorted_rows() if r["status"] == "ok"}
-    groups = [measurement_group(g, [r for r in gens if r["generator"] == g], meas) for g in cfg.generators]
+        gens = [r for r in gens if items[r.item].labels.get(label[0]) == label[1]]
+    meas = {r.id: r for r in store.measurements.sorted_rows() if r.ok}
+    groups = [measurement_group(g, [r for r in gens if r.generator == g], meas) for g in cfg.generators]
     resp, _ = scorer.call(
         "Aggregate",
         scorer_pb2.AggregateRequest(metrics=list(columns), groups=groups, bootstrap=bootstrap_settings(cfg)),
@@ -34,15 +34,15 @@ def generator_rows(
     by_name = {gm.name: gm for gm in resp.groups}
     rows = []
     for g in cfg.generators:
-        mine = [r for r in gens if r["generator"] == g]
+        mine = [r for r in gens if r.generator == g]
         model = infos[g].model
         row = {
             "generator": g,
-            "n_ok": sum(r["status"] == "ok" for r in mine),
-            "n_failed": sum(r["status"] != "ok" for r in mine),
+            "n_ok": sum(r.ok for r in mine),
+            "n_failed": sum(not r.ok for r in mine),
             "params_m": model.parameter_count / 1e6 if model.HasField("parameter_count") else math.nan,
             "family": generator_pb2.GeneratorFamily.Name(infos[g].family),
-            "tasks": "+".join(sorted({r["task"] for r in mine})),
+            "tasks": "+".join(sorted({r.task for r in mine})),
         }
         if label is not None:
             row["label"], row["value"] = label

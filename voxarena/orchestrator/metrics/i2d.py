@@ -13,7 +13,8 @@ from voxarena.orchestrator.metrics.scorer_client import (
     trial_set,
 )
 from voxarena.orchestrator.run.config import I2D_TASKS
-from voxarena.orchestrator.store.run_store import CLEAN, RunStore, condition_of, iteration_of
+from voxarena.orchestrator.store.records import GenerationRecord
+from voxarena.orchestrator.store.run_store import CLEAN, RunStore
 from voxarena.stats.i2d import AGGREGATES
 from voxarena.v1 import scorer_pb2
 
@@ -32,24 +33,38 @@ I2D_ITERATION_COLUMNS = [
 I2D_AGGREGATE_COLUMNS = ["generator", "task", "metric", "iterations", *AGGREGATES, "scorer_fingerprint"]
 
 
+Chain = tuple[str, str]  # (generator, task): one I2D trajectory's clips
+
+
 def i2d_rows(
     store: RunStore, scorer, cfg, infos: dict, columns: dict[str, list[str]], detectors: list[str]
 ) -> tuple[list[dict], list[dict]]:
     """Per-iteration trajectories of every generator metric and every detector's EER against the
     clips of each I2D iteration (clean channel), and their Mean / LWA / EWA / AUC aggregates."""
-    depth = cfg.protocol.i2d.iterations
-    gens = [r for r in store.generations.sorted_rows() if r["task"] in I2D_TASKS]
-    chains = sorted(
-        {(r["generator"], r["task"]) for r in gens}, key=lambda gt: (list(cfg.generators).index(gt[0]), gt[1])
-    )
+    gens = [r for r in store.generations.sorted_rows() if r.task in I2D_TASKS]
+    chains = sorted({(r.generator, r.task) for r in gens}, key=lambda gt: (list(cfg.generators).index(gt[0]), gt[1]))
     if not chains:
         return [], []
-    meas = {r["id"]: r for r in store.measurements.sorted_rows() if r["status"] == "ok"}
+    rows = _metric_rows(store, scorer, cfg, infos, columns, gens, chains)
+    rows += _eer_rows(store, scorer, cfg, detectors, chains)
+    return rows, _aggregates(scorer, cfg, infos, rows, chains)
+
+
+def _metric_rows(
+    store: RunStore,
+    scorer,
+    cfg,
+    infos: dict,
+    columns: dict[str, list[str]],
+    gens: list[GenerationRecord],
+    chains: list[Chain],
+) -> list[dict]:
+    """Every generator metric of each chain's clips, per iteration, with bootstrap CIs."""
+    depth = cfg.protocol.i2d.iterations
+    meas = {r.id: r for r in store.measurements.sorted_rows() if r.ok}
     groups = [
         measurement_group(
-            f"{g}|{task}|{k}",
-            [r for r in gens if r["generator"] == g and r["task"] == task and iteration_of(r) == k],
-            meas,
+            f"{g}|{task}|{k}", [r for r in gens if r.generator == g and r.task == task and r.i2d_iteration == k], meas
         )
         for g, task in chains
         for k in range(1, depth + 1)
@@ -79,25 +94,31 @@ def i2d_rows(
                             "n": gm.counts.get(metric, 0),
                         }
                     )
-    # Detector EER per iteration: that iteration's spoofs against every bona fide clip, clean channel.
-    dets = [r for r in store.detections.sorted_rows() if r["status"] == "ok" and condition_of(r) == CLEAN]
+    return rows
+
+
+def _eer_rows(store: RunStore, scorer, cfg, detectors: list[str], chains: list[Chain]) -> list[dict]:
+    """Detector EER per iteration: that iteration's spoofs against every bona fide clip, clean channel."""
+    depth = cfg.protocol.i2d.iterations
+    dets = [r for r in store.detections.sorted_rows() if r.ok and r.channel == CLEAN]
     sets = []
     for d in detectors:
-        bona = [r for r in dets if r["detector"] == d and r["kind"] == "bonafide"]
+        bona = [r for r in dets if r.detector == d and r.kind == "bonafide"]
         for g, task in chains:
             for k in range(1, depth + 1):
                 spoof = [
                     r
                     for r in dets
-                    if r["detector"] == d
-                    and r["kind"] == "spoof"
-                    and r["generator"] == g
-                    and r["task"] == task
-                    and iteration_of(r) == k
+                    if r.detector == d
+                    and r.kind == "spoof"
+                    and r.generator == g
+                    and r.task == task
+                    and r.i2d_iteration == k
                 ]
                 if bona and spoof:
                     sets.append(trial_set(f"{d}|{g}|{task}|{k}", bona, spoof))
     results = detection_results(scorer, cfg, sets)
+    rows = []
     for d in detectors:
         for g, task in chains:
             for k in range(1, depth + 1):
@@ -116,7 +137,11 @@ def i2d_rows(
                         "n": s.n_spoof if s else 0,
                     }
                 )
-    # Each trajectory's Mean / LWA / EWA / AUC, from the scorer; a lower-is-better metric x enters as 1 - x.
+    return rows
+
+
+def _aggregates(scorer, cfg, infos: dict, rows: list[dict], chains: list[Chain]) -> list[dict]:
+    """Each trajectory's Mean / LWA / EWA / AUC, from the scorer; a lower-is-better metric x enters as 1 - x."""
     trajectories = {
         (g, task, metric): sorted(
             (r for r in rows if r["generator"] == g and r["task"] == task and r["metric"] == metric),
@@ -152,4 +177,4 @@ def i2d_rows(
                 **{k: getattr(a, k) for k in AGGREGATES},
             }
         )
-    return rows, aggregates
+    return aggregates

@@ -13,7 +13,7 @@ from google.protobuf.message import Message
 
 from voxarena.orchestrator.fleet.clients import CallFailed
 from voxarena.orchestrator.fleet.fleet import RunError
-from voxarena.orchestrator.store.run_store import iteration_of
+from voxarena.orchestrator.store.records import DetectionRecord, GenerationRecord, MeasurementRecord
 from voxarena.v1 import scorer_pb2
 
 # What the metric tables ask the scorer for, by method, for an error message.
@@ -48,9 +48,9 @@ class MetricsScorer:
             ) from None
 
 
-def one_shot(row: dict) -> bool:
+def one_shot(row: GenerationRecord | DetectionRecord) -> bool:
     """The headline tables hold one-shot clips; I2D iterations beyond the first have tables of their own."""
-    return iteration_of(row) == 1
+    return row.i2d_iteration == 1
 
 
 def bootstrap_settings(cfg) -> scorer_pb2.Bootstrap:
@@ -60,14 +60,14 @@ def bootstrap_settings(cfg) -> scorer_pb2.Bootstrap:
     )
 
 
-def trial_set(name: str, bona: list[dict], spoof: list[dict]) -> scorer_pb2.TrialSet:
+def trial_set(name: str, bona: list[DetectionRecord], spoof: list[DetectionRecord]) -> scorer_pb2.TrialSet:
     """Scores and speakers (the bootstrap's clusters) of detection rows, as the scorer takes them."""
     return scorer_pb2.TrialSet(
         name=name,
-        bonafide_scores=[r["score"] for r in bona],
-        spoof_scores=[r["score"] for r in spoof],
-        bonafide_clusters=[r["speaker"] for r in bona],
-        spoof_clusters=[r["speaker"] for r in spoof],
+        bonafide_scores=[r.score for r in bona],
+        spoof_scores=[r.score for r in spoof],
+        bonafide_clusters=[r.speaker for r in bona],
+        spoof_clusters=[r.speaker for r in spoof],
     )
 
 
@@ -81,19 +81,18 @@ def detection_results(scorer, cfg, sets: list) -> dict:
     return {s.name: s for s in resp.sets}
 
 
-def measurement_group(name: str, gens: list[dict], meas: dict[str, dict]) -> scorer_pb2.MeasurementGroup:
+def measurement_group(
+    name: str, gens: list[GenerationRecord], meas: dict[str, MeasurementRecord]
+) -> scorer_pb2.MeasurementGroup:
     """The stored measurements of the generations ``gens`` (those that have one) as one scorer group."""
     return scorer_pb2.MeasurementGroup(
         name=name,
         clips=[
             scorer_pb2.ClipMeasurement(
-                request_id=r["id"],
-                values=meas[r["id"]]["values"],
-                errors=meas[r["id"]]["errors"],
-                cluster=meas[r["id"]]["speaker"],
+                request_id=r.id, values=meas[r.id].values, errors=meas[r.id].errors, cluster=meas[r.id].speaker
             )
             for r in gens
-            if r["id"] in meas
+            if r.id in meas
         ],
     )
 

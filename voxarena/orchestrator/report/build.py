@@ -19,13 +19,26 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
+
 from voxarena.orchestrator.metrics.fusion import recorded_calibration_items
 from voxarena.orchestrator.report.calibration_plots import calibration_data
 from voxarena.orchestrator.report.html import render_html
 from voxarena.orchestrator.run.manifest import ManifestSet
 from voxarena.orchestrator.run.status import run_status
 from voxarena.orchestrator.store.outcome import Outcome
-from voxarena.orchestrator.store.run_store import CLEAN, condition_of, iteration_of, read_csv, read_jsonl
+from voxarena.orchestrator.store.records import (
+    DegradationRecord,
+    DetectionRecord,
+    GenerationRecord,
+    MeasurementRecord,
+    Row,
+)
+from voxarena.orchestrator.store.run_store import CLEAN, read_csv, read_records
+from voxarena.stats import detection
+
+# The tables whose failed rows the report lists, in its order.
+TABLES: tuple[type[Row], ...] = (GenerationRecord, DetectionRecord, MeasurementRecord, DegradationRecord)
 
 
 class ReportError(ValueError):
@@ -33,32 +46,29 @@ class ReportError(ValueError):
 
 
 def det_curve(bona: list[float], spoof: list[float], max_points: int = 200) -> list[tuple[float, float]]:
-    """(P_fa, P_miss) at every threshold between sorted scores (score >= threshold = accepted as bona fide)."""
-    scores = sorted([(s, 1) for s in bona] + [(s, 0) for s in spoof])
-    nb, ns = len(bona), len(spoof)
-    if not nb or not ns:
+    """(P_fa, P_miss) before the lowest score and after each distinct score (score >= threshold = accepted
+    as bona fide): the stats core's DET curve at the thresholds between distinct scores, thinned to about
+    ``max_points`` (the last point kept)."""
+    if not bona or not spoof:
         return []
-    points, miss, fa = [(1.0, 0.0)], 0, ns
-    for i, (_, is_bona) in enumerate(scores):
-        if is_bona:
-            miss += 1
-        else:
-            fa -= 1
-        if i + 1 == len(scores) or scores[i + 1][0] != scores[i][0]:
-            points.append((fa / ns, miss / nb))
+    miss, fa, thresholds = detection.det_curve(np.array(bona, float), np.array(spoof, float))
+    scores = thresholds[1:]  # the trials' scores, sorted
+    # The curve's points are where the threshold passes a score: after the last trial of each tied group.
+    keep = np.concatenate([[True], scores[1:] != scores[:-1], [True]])
+    points = list(zip(fa[keep].tolist(), miss[keep].tolist()))
     if len(points) > max_points:
         step = len(points) / max_points
         points = [points[int(k * step)] for k in range(max_points)] + [points[-1]]
     return points
 
 
-def build_report(run_dir: Path, allow_incomplete: bool = False) -> dict:
-    status = run_status(run_dir)  # raises NotARunDirectory
+def _problems(run_dir: Path, status: dict, allow_incomplete: bool) -> list[str]:
+    """What keeps the report from being final; raises ReportError for an unfinished run unless
+    ``allow_incomplete``."""
     problems = []
     if not status["metrics_written"]:
         problems.append("no metrics written (the run did not finish)")
-    pending = [f"{r['stage']} {r['service']}: {r['pending']} pending" for r in status["coverage"] if r["pending"]]
-    problems += pending
+    problems += [f"{r['stage']} {r['service']}: {r['pending']} pending" for r in status["coverage"] if r["pending"]]
     if problems and not allow_incomplete:
         raise ReportError(
             f"{run_dir}: incomplete run ({'; '.join(problems)}); finish it with `orchestrator run` "
@@ -67,28 +77,28 @@ def build_report(run_dir: Path, allow_incomplete: bool = False) -> dict:
     failed = Outcome.of_coverage(status["coverage"], metrics_written=True)
     if failed.failed:  # reported, never refused: the metrics are computed on what passed
         problems.append(f"{failed.counts()} rows, left out of the metrics")
-    record = json.loads((run_dir / "run.json").read_text())
-    metrics = run_dir / "metrics"
-    fingerprint = (
-        json.loads((metrics / "fingerprint.json").read_text()) if (metrics / "fingerprint.json").exists() else {}
-    )
-    # Curves are drawn on what the matrices measure: the evaluation items (the calibration split left out).
+    return problems
+
+
+def _curves(run_dir: Path, record: dict) -> tuple[dict, dict]:
+    """Per detector: its DET curve and calibration data, on the clean one-shot scores of the evaluation
+    items (what the matrices measure: the calibration split left out)."""
     held_out = recorded_calibration_items(record, ManifestSet.from_file(run_dir / "manifest.jsonl"))
-    detections = [r for r in read_jsonl(run_dir / "detections.jsonl").values() if r.get("item") not in held_out]
-    detection_rows = read_csv(metrics / "detection_metrics.csv")
+    detections = [
+        r for r in read_records(run_dir / "detections.jsonl", DetectionRecord).values() if r.item not in held_out
+    ]
     curves, calibration = {}, {}
     for d in record["config"]["detectors"]:
-        ok = [
-            r
-            for r in detections
-            if r["detector"] == d and r["status"] == "ok" and condition_of(r) == CLEAN and iteration_of(r) == 1
-        ]
-        bona, spoof = (
-            [r["score"] for r in ok if r["kind"] == "bonafide"],
-            [r["score"] for r in ok if r["kind"] == "spoof"],
-        )
+        ok = [r for r in detections if r.detector == d and r.ok and r.channel == CLEAN and r.i2d_iteration == 1]
+        bona = [r.score for r in ok if r.kind == "bonafide"]
+        spoof = [r.score for r in ok if r.kind == "spoof"]
         curves[d] = det_curve(bona, spoof)
         calibration[d] = calibration_data(bona, spoof)
+    return curves, calibration
+
+
+def _services(record: dict) -> dict:
+    """Each service's identity as its GetInfo told it."""
     services = {}
     for name, svc in record.get("services", {}).items():
         model = svc.get("info", {}).get("model", {})
@@ -103,13 +113,49 @@ def build_report(run_dir: Path, allow_incomplete: bool = False) -> dict:
             "family": svc.get("info", {}).get("family"),
             "deterministic": model.get("deterministic", False),
         }
+    return services
+
+
+def _failures(run_dir: Path) -> list[dict]:
+    """Every failed row of every table (the latest row per id: a retried failure is gone)."""
     failures = []
-    for table in ("generations.jsonl", "detections.jsonl", "measurements.jsonl", "degradations.jsonl"):
-        for row in read_jsonl(run_dir / table).values():  # the latest row per id: a retried failure is gone
-            if row.get("status") != "ok":
+    for table in TABLES:
+        for row in read_records(run_dir / table.TABLE, table).values():
+            if not row.ok:
                 failures.append(
-                    {"table": table, "id": row["id"], "code": row.get("code", ""), "reason": row.get("reason", "")}
+                    {"table": table.TABLE, "id": row.id, "code": row.code or "", "reason": row.reason or ""}
                 )
+    return failures
+
+
+def _provenance(record: dict, fingerprint: dict) -> dict:
+    return {
+        "manifest": record["manifest"],
+        "seeds": record.get("seeds"),
+        "versions": record.get("versions"),
+        "git_commit": record.get("git_commit"),
+        "stack": record.get("stack", "local"),
+        "started_at": record.get("started_at"),
+        "ended_at": record.get("ended_at"),
+        "scorer_fingerprint": fingerprint.get("fingerprint", {}),
+        "scorer_fingerprint_sha256_16": fingerprint.get("sha256_16"),
+        "services": _services(record),
+        "calibration_split": record.get("calibration_split"),
+        "fusion": record.get("fusion"),
+    }
+
+
+def build_report(run_dir: Path, allow_incomplete: bool = False) -> dict:
+    status = run_status(run_dir)  # raises NotARunDirectory
+    problems = _problems(run_dir, status, allow_incomplete)
+    record = json.loads((run_dir / "run.json").read_text())
+    metrics = run_dir / "metrics"
+    fingerprint = (
+        json.loads((metrics / "fingerprint.json").read_text()) if (metrics / "fingerprint.json").exists() else {}
+    )
+    detection_rows = read_csv(metrics / "detection_metrics.csv")
+    curves, calibration = _curves(run_dir, record)
+    generators = record["config"]["generators"]
     return {
         "format": "voxarena.report/1",
         "run_dir": str(run_dir),
@@ -117,22 +163,9 @@ def build_report(run_dir: Path, allow_incomplete: bool = False) -> dict:
         "complete": not problems,
         "problems": problems,
         "outcome": status["outcome"],
-        "provenance": {
-            "manifest": record["manifest"],
-            "seeds": record.get("seeds"),
-            "versions": record.get("versions"),
-            "git_commit": record.get("git_commit"),
-            "stack": record.get("stack", "local"),
-            "started_at": record.get("started_at"),
-            "ended_at": record.get("ended_at"),
-            "scorer_fingerprint": fingerprint.get("fingerprint", {}),
-            "scorer_fingerprint_sha256_16": fingerprint.get("sha256_16"),
-            "services": services,
-            "calibration_split": record.get("calibration_split"),
-            "fusion": record.get("fusion"),
-        },
-        "generators": list(record["config"]["generators"])
-        + sorted({r["generator"] for r in detection_rows} - set(record["config"]["generators"]) - {"pooled"}),
+        "provenance": _provenance(record, fingerprint),
+        "generators": list(generators)
+        + sorted({r["generator"] for r in detection_rows} - set(generators) - {"pooled"}),
         "detectors": list(record["config"]["detectors"]),
         "conditions": {CLEAN: [], **record["config"].get("conditions", {})},
         "i2d": record["config"]["protocol"].get("i2d"),
@@ -148,7 +181,7 @@ def build_report(run_dir: Path, allow_incomplete: bool = False) -> dict:
         "det_curves": {d: [[round(a, 6), round(b, 6)] for a, b in pts] for d, pts in curves.items()},
         "calibration": calibration,
         "coverage": status["coverage"],
-        "failures": failures,
+        "failures": _failures(run_dir),
     }
 
 

@@ -60,33 +60,12 @@ def _llr_detectors(rep: dict) -> set[str]:
 
 
 def render_html(rep: dict) -> str:
+    return "\n".join([*_header(rep), *_results(rep), *_provenance(rep), "</body></html>"])
+
+
+def _header(rep: dict) -> list[str]:
+    """The page's head, title line and, for an incomplete run, the banner that says so."""
     prov = rep["provenance"]
-    gen_metrics = [
-        c
-        for c in (rep["generation"][0] if rep["generation"] else {})
-        if not c.endswith(("_ci_low", "_ci_high"))
-        and not c.startswith("n_")
-        and c not in ("generator", "family", "tasks", "scorer_fingerprint")
-    ]
-    gen_rows, gen_cols = _with_ci(rep["generation"], gen_metrics, ["generator", "family", "tasks", "n_ok", "n_failed"])
-    det_rows, det_cols = _with_ci(
-        [r for r in rep["detection"] if r["generator"] == "pooled" and condition_of(r) == CLEAN],
-        ["eer", "min_dcf", "act_dcf", "cllr", "min_cllr", "calibration_loss"],
-        ["detector", "n_bonafide", "n_spoof", "scores_are_llr"],
-    )
-    label_rows, label_cols = _with_ci(
-        rep["detection_by_label"],
-        ["eer", "min_dcf", "cllr"],
-        ["label", "value", "detector", "generator", "n_bonafide", "n_spoof"],
-    )
-    gen_label_rows, gen_label_cols = _with_ci(
-        rep["generation_by_label"], gen_metrics, ["label", "value", "generator", "n_ok"]
-    )
-    services = [
-        {"service": n, **{k: ("" if v is None else v) for k, v in s.items()}} for n, s in prov["services"].items()
-    ]
-    fp = [{"key": k, "value": v} for k, v in sorted(prov["scorer_fingerprint"].items())]
-    failures = rep["failures"][:200]
     parts = [
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
         f"<title>VoxArena report: {esc(rep['name'])}</title><style>{CSS}</style></head><body>",
@@ -102,7 +81,38 @@ def render_html(rep: dict) -> str:
         parts.append(
             f'<p class="warn" id="incomplete"><b>Incomplete run</b>: {problems}. These are not final results.</p>'
         )
-    parts += [
+    return parts
+
+
+def _generator_metrics(rep: dict) -> list[str]:
+    """The metric columns of the generator table (identity, counts and CI columns left out)."""
+    return [
+        c
+        for c in (rep["generation"][0] if rep["generation"] else {})
+        if not c.endswith(("_ci_low", "_ci_high"))
+        and not c.startswith("n_")
+        and c not in ("generator", "family", "tasks", "scorer_fingerprint")
+    ]
+
+
+def _results(rep: dict) -> list[str]:
+    """The results: detection, generation, composite ranks, per-label breakdowns, coverage and failures."""
+    gen_metrics = _generator_metrics(rep)
+    gen_rows, gen_cols = _with_ci(rep["generation"], gen_metrics, ["generator", "family", "tasks", "n_ok", "n_failed"])
+    det_rows, det_cols = _with_ci(
+        [r for r in rep["detection"] if r["generator"] == "pooled" and condition_of(r) == CLEAN],
+        ["eer", "min_dcf", "act_dcf", "cllr", "min_cllr", "calibration_loss"],
+        ["detector", "n_bonafide", "n_spoof", "scores_are_llr"],
+    )
+    label_rows, label_cols = _with_ci(
+        rep["detection_by_label"],
+        ["eer", "min_dcf", "cllr"],
+        ["label", "value", "detector", "generator", "n_bonafide", "n_spoof"],
+    )
+    gen_label_rows, gen_label_cols = _with_ci(
+        rep["generation_by_label"], gen_metrics, ["label", "value", "generator", "n_ok"]
+    )
+    return [
         "<h2>Detector x generator EER</h2>",
         eer_heatmap(rep),
         HEAT_NOTE,
@@ -129,38 +139,31 @@ def render_html(rep: dict) -> str:
         "<h2>Coverage</h2>",
         html_table(rep["coverage"], ["stage", "service", "expected", "done", "failed", "pending"], left=2),
         f"<h2>Failures ({len(rep['failures'])})</h2>",
-        html_table(failures, ["table", "id", "code", "reason"], left=4),
+        html_table(rep["failures"][:200], ["table", "id", "code", "reason"], left=4),
+    ]
+
+
+def _provenance(rep: dict) -> list[str]:
+    """Services, versions, seeds, the scorer fingerprint and, with a calibration split, the fusion fits."""
+    prov = rep["provenance"]
+    services = [
+        {"service": n, **{k: ("" if v is None else v) for k, v in s.items()}} for n, s in prov["services"].items()
+    ]
+    fp = [{"key": k, "value": v} for k, v in sorted(prov["scorer_fingerprint"].items())]
+    columns = ["service", "role", "name", "version", "family", "licence", "weights_sha256", "parameter_count"]
+    parts = [
         "<h2>Provenance</h2>",
-        html_table(
-            services,
-            [
-                "service",
-                "role",
-                "name",
-                "version",
-                "family",
-                "licence",
-                "weights_sha256",
-                "parameter_count",
-                "deterministic",
-                "address",
-            ],
-            left=7,
-        ),
+        html_table(services, [*columns, "deterministic", "address"], left=7),
         f"<p class='small'>versions: {esc(json.dumps(prov.get('versions'), sort_keys=True))}; seeds: "
         f"{esc(json.dumps(prov.get('seeds'), sort_keys=True))}</p>",
         "<h3>Scorer fingerprint</h3>",
         html_table(fp, ["key", "value"], left=2),
-        *(
-            [
-                "<h3>Calibration split and score fusion</h3>",
-                f"<p class='small'>left out of every detection matrix: "
-                f"{esc(json.dumps(prov['calibration_split'], sort_keys=True))}</p>",
-                html_table(fusion_table(prov), ["detector", "term", "value"], left=3, table_id="fusion"),
-            ]
-            if prov.get("calibration_split")
-            else []
-        ),
-        "</body></html>",
     ]
-    return "\n".join(parts)
+    if prov.get("calibration_split"):
+        parts += [
+            "<h3>Calibration split and score fusion</h3>",
+            f"<p class='small'>left out of every detection matrix: "
+            f"{esc(json.dumps(prov['calibration_split'], sort_keys=True))}</p>",
+            html_table(fusion_table(prov), ["detector", "term", "value"], left=3, table_id="fusion"),
+        ]
+    return parts

@@ -17,6 +17,7 @@ from voxarena.orchestrator.run.config import ChannelStep
 from voxarena.orchestrator.run.validation import ResponseInvalid, validate_transform
 from voxarena.orchestrator.store.clips import Clip, read_clip
 from voxarena.orchestrator.store.failures import Failure, failed_row, failure_kind, failure_of_status, settled
+from voxarena.orchestrator.store.records import OK, DegradationRecord
 from voxarena.orchestrator.store.run_store import CLEAN, RunStore
 from voxarena.v1 import transform_pb2
 
@@ -57,10 +58,10 @@ class Degrade:
             # Every detector asks for the same degradation: the first computes it, the rest reuse the
             # row, a failed one included (until --retry-failed; a transient failure is always retried).
             row = self.store.degradations.get(key)
-            if row is not None and row["source_sha256"] == clip.sha256 and settled(row, self.retry_failed):
-                if row["status"] != "ok":
-                    raise ConditionFailed(row["reason"], Failure(failure_kind(row)), row["code"])
-                return read_clip(self.store.dir / row["audio"], row["audio_sha256"], key)
+            if row is not None and row.source_sha256 == clip.sha256 and settled(row, self.retry_failed):
+                if not row.ok:
+                    raise ConditionFailed(str(row.reason), Failure(failure_kind(row)), str(row.code))
+                return read_clip(self.store.dir / str(row.audio), str(row.audio_sha256), key)
             return self._compute(clip, condition, key)
 
     def _transformer(self, key: str):
@@ -115,7 +116,8 @@ class Degrade:
         return run
 
     def _compute(self, clip: Clip, condition: str, key: str) -> AudioClip:
-        base = {"id": key, "condition": condition, "clip": clip.id, "source_sha256": clip.sha256}
+        # status is set once the condition is applied (or failed)
+        base = DegradationRecord(id=key, status="pending", condition=condition, clip=clip.id, source_sha256=clip.sha256)
         try:
             out, done = apply_condition(
                 read_clip(clip.path, clip.sha256, clip.id),
@@ -133,17 +135,10 @@ class Degrade:
             row = failed_row(base, Failure.INPUT, f"{clip.id}: condition {condition!r}: {e}")
         else:
             rel, sha = self.store.put_audio(clip_to_wav_bytes(out))
-            self.store.degradations.append(
-                {
-                    **base,
-                    "status": "ok",
-                    "audio": rel,
-                    "audio_sha256": sha,
-                    "sample_rate": out.sample_rate,
-                    "duration": round(out.duration, 6),
-                    **done,
-                }
-            )
+            base.status, base.audio, base.audio_sha256 = OK, rel, sha
+            base.sample_rate, base.duration = out.sample_rate, round(out.duration, 6)
+            base.steps, base.clipped_samples = done["steps"], done["clipped_samples"]
+            self.store.degradations.append(base)
             return out
         self.store.degradations.append(row)
-        raise ConditionFailed(row["reason"], Failure(row["failure"]), row["code"])
+        raise ConditionFailed(str(row.reason), Failure(row.failure), str(row.code))

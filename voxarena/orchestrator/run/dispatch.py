@@ -23,7 +23,8 @@ from voxarena.orchestrator.run.plan import Plan
 from voxarena.orchestrator.run.stages import Detect, Generate, Measure
 from voxarena.orchestrator.store.clips import Clip
 from voxarena.orchestrator.store.failures import Failure, failure_kind, settled
-from voxarena.orchestrator.store.run_store import RunStore, detection_id, iteration_of
+from voxarena.orchestrator.store.records import GenerationRecord, Row
+from voxarena.orchestrator.store.run_store import RunStore, detection_id
 from voxarena.v1 import detector_pb2
 
 
@@ -74,7 +75,7 @@ class Batcher:
     def __init__(
         self,
         pool: ThreadPoolExecutor,
-        work: Callable[[list[Clip]], list[dict]],
+        work: Callable[[list[Clip]], list[Row]],
         size: int,
         on_done: Callable[[int], None],
     ) -> None:
@@ -191,24 +192,24 @@ class Dispatcher:
             else:
                 self.measurements.add(clip)
 
-    def _generated(self, row: dict) -> list[Future]:
+    def _generated(self, row: GenerationRecord) -> list[Future]:
         """Hand a finished (or already recorded) generation on; returns the I2D follow-up it started, if any."""
         self.progress.advance(self.progress.generate)
-        k = iteration_of(row)
-        if row["status"] == "ok":
-            self._consume(Clip.of_generation(row, self.items[row["item"]], self.store.dir))
+        k = row.i2d_iteration
+        if row.ok:
+            self._consume(Clip.of_generation(row, self.items[row.item], self.store.dir))
         else:
             self.progress.lost(k)
-        job = self.plan.job(row["generator"], row["task"], row["item"])
+        job = self.plan.job(row.generator, row.task, row.item)
         if k >= self.plan.depth(job.task):
             return []
         recorded = self.store.generations.get(job.id(k + 1))
         # A chain cut by an earlier failure that is now retried and passed goes on from there.
         upstream = Failure.UPSTREAM_FAILED.value
-        stale = row["status"] == "ok" and recorded is not None and failure_kind(recorded) == upstream
+        stale = row.ok and recorded is not None and failure_kind(recorded) == upstream
         if settled(recorded, self.retry_failed) and not stale:
             return self._generated(recorded)
-        if row["status"] == "ok":
+        if row.ok:
             return [self.gen_pools[job.generator].submit(self.generate, job, k + 1, row)]
         # Nothing to iterate on: the rest of the chain is failed rows naming the cause.
         return self._generated(self.generate.upstream_failed(job, k + 1, row))

@@ -43,6 +43,7 @@ from voxarena.orchestrator.run.pipeline import across_items, now_utc
 from voxarena.orchestrator.run.plan import Plan
 from voxarena.orchestrator.run.shard import Shard, ShardError
 from voxarena.orchestrator.run.status import run_status
+from voxarena.orchestrator.store.records import GenerationRecord
 from voxarena.orchestrator.store.run_store import RunStore
 from voxarena.v1 import detector_pb2, generator_pb2, scorer_pb2
 
@@ -144,7 +145,7 @@ def check_shards(shards: list[ShardDir], allow_incomplete: bool) -> None:
 
 def _share(s: ShardDir, plan: Plan, rows: dict[str, dict[str, bytes]]) -> dict[str, set[str]]:
     """The ids the shard's plan allows in each table (degradations: of its clips)."""
-    gens = {i: json.loads(line) for i, line in rows["generations"].items()}
+    gens = {i: GenerationRecord.from_dict(json.loads(line)) for i, line in rows["generations"].items()}
     allowed = plan.service_rows(gens)
     clips = {it.id for it in plan.manifest} | allowed["generations"]
     allowed["degradations"] = {i for i in rows["degradations"] if i.split("|", 1)[-1] in clips}
@@ -171,7 +172,8 @@ def union_rows(shards: list[ShardDir], manifest: ManifestSet, allow_incomplete: 
     if problems:
         raise ShardError("\n".join(problems[:20]))
     whole = Plan.of_record({**shards[0].record, "shard": None}, manifest)
-    expected = whole.service_rows({i: json.loads(line) for i, line in union["generations"].items()})
+    gens = {i: GenerationRecord.from_dict(json.loads(line)) for i, line in union["generations"].items()}
+    expected = whole.service_rows(gens)
     for t, ids in expected.items():
         extra, missing = sorted(set(union[t]) - ids), sorted(ids - set(union[t]))
         if extra or (missing and not allow_incomplete):

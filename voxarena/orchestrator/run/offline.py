@@ -13,7 +13,8 @@ from pathlib import Path
 import numpy as np
 
 from voxarena.orchestrator.metrics.composite import composite_table
-from voxarena.orchestrator.store.run_store import condition_of, detector_label, iteration_of, read_jsonl
+from voxarena.orchestrator.store.records import DetectionRecord
+from voxarena.orchestrator.store.run_store import detector_label, read_records
 from voxarena.stats import composite, detection
 
 
@@ -82,18 +83,19 @@ def asvspoof_detection_metrics(scores_path: Path, keys_path: Path, costs: detect
 def export_asvspoof(run_dir: Path, out_dir: Path) -> list[Path]:
     """One ``<detector>.scores.tsv`` per detector (``<detector>@<condition>.scores.tsv`` per channel
     condition) and one shared ``keys.tsv`` from a run's one-shot detections (I2D iterations stay out)."""
-    latest = {k: r for k, r in read_jsonl(run_dir / "detections.jsonl").items() if iteration_of(r) == 1}
+    detections = read_records(run_dir / "detections.jsonl", DetectionRecord)
+    latest = {k: r for k, r in detections.items() if r.i2d_iteration == 1}
     out_dir.mkdir(parents=True, exist_ok=True)
     written, keys = [], {}
-    for det, cond in sorted({(r["detector"], condition_of(r)) for r in latest.values()}):
+    for det, cond in sorted({(r.detector, r.channel) for r in latest.values()}):
         ok = sorted(
-            (r for r in latest.values() if r["detector"] == det and condition_of(r) == cond and r["status"] == "ok"),
-            key=lambda r: r["clip"],
+            (r for r in latest.values() if r.detector == det and r.channel == cond and r.ok),
+            key=lambda r: r.clip,
         )
         path = out_dir / f"{detector_label(det, cond)}.scores.tsv"
-        path.write_text("filename\tcm-score\n" + "".join(f"{r['clip']}\t{r['score']!r}\n" for r in ok))
+        path.write_text("filename\tcm-score\n" + "".join(f"{r.clip}\t{r.score!r}\n" for r in ok))
         written.append(path)
-        keys.update({r["clip"]: r["kind"] for r in ok})
+        keys.update({r.clip: r.kind for r in ok})
     keys_path = out_dir / "keys.tsv"
     keys_path.write_text("filename\tcm-label\n" + "".join(f"{k}\t{v}\n" for k, v in sorted(keys.items())))
     return written + [keys_path]

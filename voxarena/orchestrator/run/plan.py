@@ -24,7 +24,8 @@ from dataclasses import dataclass
 from voxarena.orchestrator.run.config import ProtocolConfig, RunConfig
 from voxarena.orchestrator.run.manifest import ManifestItem, ManifestSet
 from voxarena.orchestrator.run.shard import Shard
-from voxarena.orchestrator.store.run_store import CLEAN, detection_id, generation_id, iteration_of
+from voxarena.orchestrator.store.records import GenerationRecord
+from voxarena.orchestrator.store.run_store import CLEAN, detection_id, generation_id
 
 
 @dataclass(frozen=True)
@@ -158,11 +159,11 @@ class Plan:
         generated = sum(self.detections_per_clip(k) for j in self.jobs for k in range(1, self.depth(j.task) + 1))
         return len(self.manifest) * self.detections_per_clip(1) + generated
 
-    def detection_ids(self, detector: str, condition: str, generated: dict[str, dict]) -> list[str]:
+    def detection_ids(self, detector: str, condition: str, generated: dict[str, GenerationRecord]) -> list[str]:
         """The detections expected of ``detector`` under ``condition``: every corpus clip and every clip of
         ``generated`` (id -> generation row) that is scored under it."""
         clips = [it.id for it in self.manifest] + [
-            i for i, row in generated.items() if condition in self.conditions_for(iteration_of(row))
+            i for i, row in generated.items() if condition in self.conditions_for(row.i2d_iteration)
         ]
         return [detection_id(detector, condition, c) for c in clips]
 
@@ -175,10 +176,10 @@ class Plan:
         return self.n_generations() if self.measures else 0
 
     # ---------------------------------------------------------------- all of it
-    def service_rows(self, generations: dict[str, dict]) -> dict[str, set[str]]:
+    def service_rows(self, generations: dict[str, GenerationRecord]) -> dict[str, set[str]]:
         """The ids of every row the services make, by table, given the recorded ``generations`` (id -> row;
         a failed generation has no detections or measurement): fused rows are made from these."""
         planned = {i for g in self.generators for i in self.generation_ids(g)}
-        generated = {i: r for i, r in sorted(generations.items()) if r["status"] == "ok" and i in planned}
+        generated = {i: r for i, r in sorted(generations.items()) if r.ok and i in planned}
         detections = {i for d in self.detectors for c in self.conditions for i in self.detection_ids(d, c, generated)}
         return {"generations": planned, "detections": detections, "measurements": set(self.measurement_ids(generated))}

@@ -25,6 +25,7 @@ from voxarena.orchestrator.run.manifest import ManifestItem, ManifestSet
 from voxarena.orchestrator.run.plan import GenerationJob, reference_items
 from voxarena.orchestrator.run.stages import measure_request, score_request, synthesize_request
 from voxarena.orchestrator.store.clips import Clip, read_clip
+from voxarena.orchestrator.store.records import GenerationRecord
 from voxarena.orchestrator.store.run_store import CLEAN, condition_of
 from voxarena.orchestrator.store.triage import RunRow, RunTables
 from voxarena.tasks import task_inputs
@@ -135,7 +136,13 @@ class SentRequests:
             )
         if needs.source:
             sent.inputs["source_audio"] = _item_file(item, "source")
-        request = synthesize_request(job, self._service_config("generators", gen), self.run_dir, dict(row), previous)
+        request = synthesize_request(
+            job,
+            self._service_config("generators", gen),
+            self.run_dir,
+            GenerationRecord.from_dict(row),
+            GenerationRecord.from_dict(previous) if previous is not None else None,
+        )
         sent.request = describe_request(request)
         return [sent]
 
@@ -144,7 +151,7 @@ class SentRequests:
         if clip_id in self.items:
             return Clip.of_item(self.items[clip_id])
         g = self.tables.tables["generation"][clip_id]
-        return Clip.of_generation(g, self.items[g["item"]], self.run_dir)
+        return Clip.of_generation(GenerationRecord.from_dict(g), self.items[g["item"]], self.run_dir)
 
     def _detection(self, row: dict[str, Any]) -> list[Sent]:
         detector, condition = row["detector"], condition_of(row)

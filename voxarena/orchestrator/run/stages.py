@@ -16,7 +16,6 @@ points to it, so a run killed at any moment resumes to the same results.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from google.protobuf import json_format
 
@@ -30,6 +29,7 @@ from voxarena.orchestrator.run.plan import GenerationJob
 from voxarena.orchestrator.run.validation import ResponseInvalid, validate_generation, validate_score
 from voxarena.orchestrator.store.clips import Clip, item_audio, read_clip
 from voxarena.orchestrator.store.failures import Failure, call_failed_row, failed_row, item_error_row
+from voxarena.orchestrator.store.records import OK, DetectionRecord, GenerationRecord, MeasurementRecord
 from voxarena.orchestrator.store.run_store import CLEAN, RunStore, detection_id
 from voxarena.tasks import task_inputs
 from voxarena.v1 import detector_pb2, generator_pb2, scorer_pb2
@@ -40,7 +40,7 @@ class MissingInput(ValueError):
 
 
 def synthesize_request(
-    job: GenerationJob, cfg: ServiceConfig, run_dir: Path, row: dict[str, Any], previous: dict[str, Any] | None
+    job: GenerationJob, cfg: ServiceConfig, run_dir: Path, row: GenerationRecord, previous: GenerationRecord | None
 ) -> generator_pb2.SynthesizeRequest:
     """The request for ``job`` to a generator configured as ``cfg``, from the inputs its task takes; fills
     the row's ``text``. I2D iteration k > 1 takes iteration k-1's clip (``previous``, stored under
@@ -48,7 +48,7 @@ def synthesize_request(
     builder: the run sends it, ``orchestrator explain`` shows it."""
     item, needs = job.item, task_inputs(job.task)
     req = generator_pb2.SynthesizeRequest(
-        request_id=row["id"],
+        request_id=row.id,
         seed=item.seed,
         task=generator_pb2.Task.Value(job.task),
         voice=cfg.voice,
@@ -56,12 +56,12 @@ def synthesize_request(
     )
     if needs.text:
         if not item.text:
-            raise MissingInput(f"{row['id']}: item has no text (no transcript and no prompts configured)")
+            raise MissingInput(f"{row.id}: item has no text (no transcript and no prompts configured)")
         req.text = item.text
-        row["text"] = item.text
+        row.text = item.text
     if needs.reference:
         if previous is not None:
-            reference = read_clip(run_dir / previous["audio"], previous["audio_sha256"], previous["id"])
+            reference = read_clip(run_dir / str(previous.audio), str(previous.audio_sha256), previous.id)
         else:
             reference = item_audio(job.reference)
         req.reference_audio.CopyFrom(encode_audio(reference))
@@ -70,7 +70,7 @@ def synthesize_request(
     if needs.source:
         req.source_audio.CopyFrom(encode_audio(item_audio(item)))
         # The words the clip should say, for WER: known for a transcript, not for a prompt.
-        row["text"] = item.text if item.text_source == "transcript" else ""
+        row.text = item.text if item.text_source == "transcript" else ""
     return req
 
 
@@ -82,11 +82,11 @@ def score_request(request_id: str, audio: AudioClip, cfg: ServiceConfig) -> dete
 def measure_request(c: Clip, metrics: list[str], items: dict[str, ManifestItem]) -> scorer_pb2.ClipRequest:
     """A generated clip as the scorer is sent it (in a MeasureClips batch), with its references from ``items``."""
     g = c.generation()
-    ref = items[g["speaker_reference"]]
+    ref = items[str(g.speaker_reference)]
     req = scorer_pb2.ClipRequest(
         request_id=c.id,
         metrics=metrics,
-        text=g.get("text", ""),
+        text=g.text or "",
         audio=encode_audio(read_clip(c.path, c.sha256, c.id)),
         speaker_reference=encode_audio(item_audio(ref)),
     )
@@ -96,7 +96,7 @@ def measure_request(c: Clip, metrics: list[str], items: dict[str, ManifestItem])
     if from_source or (c.task == "TTS" and c.item.text_source == "transcript"):
         req.source_reference.CopyFrom(encode_audio(item_audio(c.item)))
         req.reference_aligned = from_source
-    json_format.ParseDict(g["timing"], req.generation_timing)
+    json_format.ParseDict(g.timing, req.generation_timing)
     return req
 
 
@@ -105,43 +105,40 @@ class Generate:
         self.store, self.fleet, self.protocol = store, fleet, protocol
 
     @staticmethod
-    def _base(job: GenerationJob, iteration: int, previous: dict | None) -> dict:
-        row = {
-            "id": job.id(iteration),
-            "generator": job.generator,
-            "task": job.task,
-            "item": job.item.id,
-            "seed": job.item.seed,
-            "iteration": iteration,
+    def _base(job: GenerationJob, iteration: int, previous: GenerationRecord | None) -> GenerationRecord:
+        return GenerationRecord(
+            id=job.id(iteration),
+            status="pending",  # until the call's outcome is known
+            generator=job.generator,
+            task=job.task,
+            item=job.item.id,
+            seed=job.item.seed,
+            iteration=iteration,
             # Whose voice SIM compares with: the target speaker where the task takes one (every I2D iteration).
-            "speaker_reference": job.reference.id if task_inputs(job.task).reference else job.item.id,
-        }
-        if previous is not None:
-            row["reference_clip"] = previous["id"]
-        return row
+            speaker_reference=job.reference.id if task_inputs(job.task).reference else job.item.id,
+            reference_clip=previous.id if previous is not None else None,
+        )
 
-    def __call__(self, job: GenerationJob, iteration: int = 1, previous: dict | None = None) -> dict:
+    def __call__(
+        self, job: GenerationJob, iteration: int = 1, previous: GenerationRecord | None = None
+    ) -> GenerationRecord:
         svc = self.fleet[job.generator]
         row = self._base(job, iteration, previous)
         try:
             req = synthesize_request(job, svc.cfg, self.store.dir, row, previous)
             resp, attempts = svc.call("Synthesize", req)
-            row["attempts"] = attempts
+            row.attempts = attempts
             p = self.protocol
             timing_scope = svc.role_info(generator_pb2.GeneratorInfo).model.timing_scope
             clip = validate_generation(
-                row["id"], req, resp, svc.declared_rate(), timing_scope, p.min_duration, p.max_duration
+                row.id, req, resp, svc.declared_rate(), timing_scope, p.min_duration, p.max_duration
             )
             rel, sha = self.store.put_audio(clip_to_wav_bytes(clip))
-            row.update(
-                status="ok",
-                audio=rel,
-                audio_sha256=sha,
-                sample_rate=clip.sample_rate,
-                duration=round(clip.duration, 6),
-                voice=resp.voice,
-                timing=json_format.MessageToDict(resp.timing, preserving_proto_field_name=True),
-            )
+            row.status = OK
+            row.audio, row.audio_sha256 = rel, sha
+            row.sample_rate, row.duration = clip.sample_rate, round(clip.duration, 6)
+            row.voice = resp.voice
+            row.timing = json_format.MessageToDict(resp.timing, preserving_proto_field_name=True)
         except CallFailed as e:
             row = call_failed_row(row, e, attempts=e.attempts)
         except ResponseInvalid as e:
@@ -151,11 +148,12 @@ class Generate:
         self.store.generations.append(row)
         return row
 
-    def upstream_failed(self, job: GenerationJob, iteration: int, previous: dict) -> dict:
+    def upstream_failed(self, job: GenerationJob, iteration: int, previous: GenerationRecord) -> GenerationRecord:
         """Iteration ``iteration`` of an I2D chain whose previous one failed: nothing to iterate on."""
-        base = {**self._base(job, iteration, previous), "speaker_reference": previous.get("speaker_reference", "")}
+        base = self._base(job, iteration, previous)
+        base.speaker_reference = previous.speaker_reference or ""
         row = failed_row(
-            base, Failure.UPSTREAM_FAILED, f"{base['id']}: I2D iteration {iteration - 1} ({previous['id']}) failed"
+            base, Failure.UPSTREAM_FAILED, f"{base.id}: I2D iteration {iteration - 1} ({previous.id}) failed"
         )
         self.store.generations.append(row)
         return row
@@ -165,24 +163,26 @@ class Detect:
     def __init__(self, store: RunStore, fleet: ServiceFleet, degrade: Degrade) -> None:
         self.store, self.fleet, self.degrade = store, fleet, degrade
 
-    def __call__(self, detector: str, clips: list[Clip], condition: str = CLEAN) -> list[dict]:
+    def __call__(self, detector: str, clips: list[Clip], condition: str = CLEAN) -> list[DetectionRecord]:
         svc = self.fleet[detector]
-        rows, items, sent = [], [], []
+        rows: list[DetectionRecord] = []
+        items, sent = [], []
         for c in clips:
-            base: dict[str, Any] = {
-                "id": detection_id(detector, condition, c.id),
-                "detector": detector,
-                "condition": condition,
-                "clip": c.id,
-                "kind": c.kind,
-                "generator": c.generator,
-                "task": c.task,
-                "iteration": c.iteration,
-                "item": c.item.id,
-                "speaker": c.item.speaker,
-            }
+            base = DetectionRecord(
+                id=detection_id(detector, condition, c.id),
+                status="pending",  # until the detector's answer is known
+                detector=detector,
+                condition=condition,
+                clip=c.id,
+                kind=c.kind,
+                generator=c.generator,
+                task=c.task,
+                iteration=c.iteration,
+                item=c.item.id,
+                speaker=c.item.speaker,
+            )
             try:
-                request = score_request(base["id"], self.degrade(c, condition), svc.cfg)
+                request = score_request(base.id, self.degrade(c, condition), svc.cfg)
             except ConditionFailed as e:
                 rows.append(failed_row(base, e.failure, str(e), e.code))
                 continue
@@ -198,7 +198,7 @@ class Detect:
         return rows
 
     @staticmethod
-    def _score(detector: str, svc: Service, items: list, sent: list[dict]) -> list[dict]:
+    def _score(detector: str, svc: Service, items: list, sent: list[DetectionRecord]) -> list[DetectionRecord]:
         try:
             resp, _ = svc.call("ScoreBatch", detector_pb2.ScoreBatchRequest(items=items))
             if len(resp.items) != len(items):
@@ -213,19 +213,13 @@ class Detect:
                 rows.append(item_error_row(base, out.error.code, out.error.message))
                 continue
             try:
-                score = validate_score(base["clip"], base["id"], out.result)
+                score = validate_score(base.clip, base.id, out.result)
             except ResponseInvalid as e:
                 rows.append(failed_row(base, Failure.INVALID_RESPONSE, str(e)))
                 continue
-            rows.append(
-                {
-                    **base,
-                    "status": "ok",
-                    "score": score,
-                    "is_llr": out.result.is_llr,
-                    "wall_seconds": out.result.timing.wall_seconds,
-                }
-            )
+            base.status, base.score, base.is_llr = OK, score, out.result.is_llr
+            base.wall_seconds = out.result.timing.wall_seconds
+            rows.append(base)
         return rows
 
 
@@ -235,17 +229,19 @@ class Measure:
     ) -> None:
         self.store, self.fleet, self.metrics, self.items = store, fleet, list(metrics), items
 
-    def __call__(self, clips: list[Clip]) -> list[dict]:
-        rows, reqs, sent = [], [], []
+    def __call__(self, clips: list[Clip]) -> list[MeasurementRecord]:
+        rows: list[MeasurementRecord] = []
+        reqs, sent = [], []
         for c in clips:
-            base = {
-                "id": c.id,
-                "generator": c.generator,
-                "task": c.task,
-                "iteration": c.iteration,
-                "item": c.item.id,
-                "speaker": c.item.speaker,
-            }
+            base = MeasurementRecord(
+                id=c.id,
+                status="pending",  # until the scorer's answer is known
+                generator=c.generator,
+                task=c.task,
+                iteration=c.iteration,
+                item=c.item.id,
+                speaker=c.item.speaker,
+            )
             try:
                 reqs.append(measure_request(c, self.metrics, self.items))
             except (AudioFormatError, OSError) as e:
@@ -256,15 +252,9 @@ class Measure:
             try:
                 resp, _ = self.fleet.scorer.call("MeasureClips", scorer_pb2.MeasureClipsRequest(items=reqs))
                 for base, m in zip(sent, resp.items):
-                    rows.append(
-                        {
-                            **base,
-                            "status": "ok",
-                            "values": dict(m.values),
-                            "notes": dict(m.notes),
-                            "errors": dict(m.errors),
-                        }
-                    )
+                    base.status, base.values = OK, dict(m.values)
+                    base.notes, base.errors = dict(m.notes), dict(m.errors)
+                    rows.append(base)
             except CallFailed as e:
                 rows.extend(call_failed_row(b, e) for b in sent)
         for r in rows:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,7 +21,8 @@ from voxarena.orchestrator.run.plan import Plan
 from voxarena.orchestrator.run.shard import Shard
 from voxarena.orchestrator.store.failures import failure_kind
 from voxarena.orchestrator.store.outcome import Outcome
-from voxarena.orchestrator.store.run_store import detector_label, read_jsonl
+from voxarena.orchestrator.store.records import DetectionRecord, GenerationRecord, MeasurementRecord, Row
+from voxarena.orchestrator.store.run_store import detector_label, read_records
 
 # Present while the metrics are being written (a run that stopped then has none, whatever CSVs are there).
 METRICS_WRITING = ".writing"
@@ -57,18 +59,18 @@ class Coverage:
         }
 
 
-def _reason(row: dict) -> str:
+def _reason(row: Row) -> str:
     """A failure reason without the clip-specific prefix, so identical causes group together."""
-    reason = row.get("reason", "") or row.get("code", "unknown")
+    reason = row.reason or ("unknown" if row.code is None else row.code)
     return re.sub(r"^\S*\|\S*:\s*", "", reason)[:200]
 
 
-def _count(cov: Coverage, expected_ids: list[str], rows: dict[str, dict]) -> Coverage:
+def _count(cov: Coverage, expected_ids: list[str], rows: Mapping[str, Row]) -> Coverage:
     for i in expected_ids:
         row = rows.get(i)
         if row is None:
             continue
-        if row["status"] == "ok":
+        if row.ok:
             cov.done += 1
         else:
             cov.failed += 1
@@ -83,9 +85,9 @@ def run_status(run_dir: Path) -> dict:
         raise NotARunDirectory(f"{run_dir}: not a run directory (no run.json and manifest.jsonl)")
     record = json.loads(record_path.read_text())
     plan = Plan.of_record(record, ManifestSet.from_file(run_dir / "manifest.jsonl"))
-    gens = read_jsonl(run_dir / "generations.jsonl")
-    dets = read_jsonl(run_dir / "detections.jsonl")
-    meas = read_jsonl(run_dir / "measurements.jsonl")
+    gens = read_records(run_dir / "generations.jsonl", GenerationRecord)
+    dets = read_records(run_dir / "detections.jsonl", DetectionRecord)
+    meas = read_records(run_dir / "measurements.jsonl", MeasurementRecord)
     coverage: list[Coverage] = []
     planned: set[str] = set()
     for g in plan.generators:
@@ -93,7 +95,7 @@ def run_status(run_dir: Path) -> dict:
         planned.update(ids)
         coverage.append(_count(Coverage("generation", g, len(ids)), ids, gens))
     # Clips the plan made (a row that is not the plan's, e.g. another shard's, brings no work).
-    generated = {i: r for i, r in sorted(gens.items()) if r["status"] == "ok" and i in planned}
+    generated = {i: r for i, r in sorted(gens.items()) if r.ok and i in planned}
     for d in plan.reported_detectors:  # fused detectors too: their rows are made after detection
         for condition in plan.conditions:
             ids = plan.detection_ids(d, condition, generated)

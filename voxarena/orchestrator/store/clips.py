@@ -9,11 +9,10 @@ import hashlib
 import io
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from voxarena.codec import AudioClip, AudioFormatError, read_audio_file
 from voxarena.orchestrator.run.manifest import ManifestItem, corpus_attack, is_corpus_spoof
-from voxarena.orchestrator.store.run_store import iteration_of
+from voxarena.orchestrator.store.records import GenerationRecord
 
 
 @functools.lru_cache(maxsize=256)
@@ -45,13 +44,13 @@ class Clip:
     item: ManifestItem
     path: Path
     sha256: str
-    gen_row: dict[str, Any] | None = None
+    gen_row: GenerationRecord | None = None
 
     @property
     def iteration(self) -> int:
-        return iteration_of(self.gen_row or {})
+        return self.gen_row.i2d_iteration if self.gen_row is not None else 1
 
-    def generation(self) -> dict[str, Any]:
+    def generation(self) -> GenerationRecord:
         """The generations row of a generated clip."""
         if self.gen_row is None:
             raise ValueError(f"{self.id}: a corpus clip ({self.kind}) has no generations row")
@@ -72,15 +71,15 @@ class Clip:
         )
 
     @classmethod
-    def of_generation(cls, row: dict, item: ManifestItem, run_dir: Path) -> Clip:
+    def of_generation(cls, row: GenerationRecord, item: ManifestItem, run_dir: Path) -> Clip:
         return cls(
-            id=row["id"],
+            id=row.id,
             kind="spoof",
-            generator=row["generator"],
-            task=row["task"],
+            generator=row.generator,
+            task=row.task,
             item=item,
-            path=run_dir / row["audio"],
-            sha256=row["audio_sha256"],
+            path=run_dir / str(row.audio),
+            sha256=str(row.audio_sha256),
             gen_row=row,
         )
 

@@ -8,12 +8,16 @@ always carried (a gRPC status name, ``ITEM_<n>`` for a detector's per-clip error
 
 from __future__ import annotations
 
+import dataclasses
 from enum import Enum
-from typing import Any, TypeGuard
+from typing import Any, TypeGuard, TypeVar
 
 import grpc
 
 from voxarena.orchestrator.fleet.clients import CallFailed
+from voxarena.orchestrator.store.records import FAILED, Row
+
+R = TypeVar("R", bound=Row)
 
 
 class Failure(str, Enum):
@@ -59,37 +63,36 @@ def failure_of_status(code: grpc.StatusCode) -> Failure:
     return Failure.SERVICE_ERROR
 
 
-def failed_row(
-    base: dict[str, Any], failure: Failure, reason: str, code: str | None = None, **fields: Any
-) -> dict[str, Any]:
-    """``base`` (the row's identity: id, service, item, ...) and ``fields``, recorded as failed.
+def failed_row(base: R, failure: Failure, reason: str, code: str | None = None, **fields: Any) -> R:
+    """``base`` (the row's identity: id, service, item, ...) and ``fields``, recorded as failed (a new
+    record: ``base`` is left as it is).
 
     ``code`` defaults to the one the kind has always been recorded with (``BAD_INPUT`` for an input,
     ``INVALID_RESPONSE``, ``UPSTREAM_FAILED``); a failed call passes its status name.
     """
     if code is None:
         if failure not in _CODE_OF:
-            raise ValueError(f"{base.get('id')}: a {failure.value} failure needs its status code")
+            raise ValueError(f"{base.id}: a {failure.value} failure needs its status code")
         code = _CODE_OF[failure]
-    return {**base, **fields, "status": "failed", "failure": failure.value, "code": code, "reason": reason}
+    return dataclasses.replace(base, **fields, status=FAILED, failure=failure.value, code=code, reason=reason)
 
 
-def call_failed_row(base: dict[str, Any], error: CallFailed, **fields: Any) -> dict[str, Any]:
+def call_failed_row(base: R, error: CallFailed, **fields: Any) -> R:
     """A row for a call that failed for good: the reason names the row, the code is the status name."""
-    return failed_row(base, failure_of_status(error.code), f"{base['id']}: {error}", error.code.name, **fields)
+    return failed_row(base, failure_of_status(error.code), f"{base.id}: {error}", error.code.name, **fields)
 
 
-def item_error_row(base: dict[str, Any], code: int, message: str) -> dict[str, Any]:
+def item_error_row(base: R, code: int, message: str) -> R:
     """A row for one clip a detector refused inside a batch (``ItemError``: a numeric status code)."""
     status = _BY_NUMBER.get(code, grpc.StatusCode.UNKNOWN)
     return failed_row(base, failure_of_status(status), message, f"ITEM_{code}")
 
 
-def failure_kind(row: dict[str, Any]) -> str:
+def failure_kind(row: Row) -> str:
     """A failed row's kind; rows written before kinds were recorded get theirs from the code they carry."""
-    if row.get("failure"):
-        return row["failure"]
-    code = row.get("code", "")
+    if row.failure:
+        return row.failure
+    code = row.code or ""
     for failure, recorded in _CODE_OF.items():
         if code == recorded:
             return failure.value
@@ -100,16 +103,16 @@ def failure_kind(row: dict[str, Any]) -> str:
     return "unrecorded"
 
 
-def is_transient(row: dict[str, Any]) -> bool:
+def is_transient(row: Row) -> bool:
     """A failed row that another try may turn into a result (the service was away, busy or too slow)."""
-    return row.get("status") != "ok" and failure_kind(row) == Failure.TRANSIENT.value
+    return not row.ok and failure_kind(row) == Failure.TRANSIENT.value
 
 
-def settled(row: dict[str, Any] | None, retry_failed: bool) -> TypeGuard[dict[str, Any]]:
+def settled(row: R | None, retry_failed: bool) -> TypeGuard[R]:
     """Resume: a recorded row is not redone, unless it failed transiently (always retried) or failed
     for good and ``--retry-failed`` asks for every failure to be retried."""
     if row is None:
         return False
-    if row.get("status") == "ok":
+    if row.ok:
         return True
     return not retry_failed and not is_transient(row)

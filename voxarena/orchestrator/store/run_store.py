@@ -22,11 +22,20 @@ import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from pathlib import Path
+from typing import Generic, TypeVar
 
 from voxarena.orchestrator.fleet.fleet import RunError
 from voxarena.orchestrator.store import dir_lock
+from voxarena.orchestrator.store.records import (
+    CLEAN,
+    DegradationRecord,
+    DetectionRecord,
+    GenerationRecord,
+    MeasurementRecord,
+    Row,
+)
 
-CLEAN = "clean"
+R = TypeVar("R", bound=Row)
 # What to do about a run directory's error, by errno; the rest are said as they are.
 _ADVICE = {
     errno.ENOSPC: "free some space, then rerun the same command: it resumes, keeping every row written",
@@ -102,14 +111,15 @@ def detection_id(detector: str, condition: str, clip_id: str) -> str:
     return f"{detector_label(detector, condition)}|{clip_id}"
 
 
-def condition_of(row: dict) -> str:
-    """A detection row's (or metrics row's) channel condition; rows from before conditions are clean."""
+def condition_of(row: Mapping[str, str]) -> str:
+    """A metrics row's channel condition; rows from before conditions are clean (a detection record's is
+    its ``channel``)."""
     return row.get("condition") or CLEAN
 
 
-def iteration_of(row: dict) -> int:
-    """A generation's (or its detection's) I2D iteration; 1 is the one-shot clip."""
-    return int(row.get("iteration") or 1)
+def read_records(path: Path, record: type[R]) -> dict[str, R]:
+    """A table read-only as its records (``read_jsonl``)."""
+    return {i: record.from_dict(row) for i, row in read_jsonl(path).items()}
 
 
 def read_jsonl(path: Path) -> dict[str, dict]:
@@ -135,14 +145,16 @@ def read_csv(path: Path) -> list[dict]:
         return list(csv.DictReader(f))
 
 
-class JsonlTable:
-    """One append-only JSONL table. ``append`` returns once its row is on disk (fsynced), with group
-    commit: rows written by several threads while one fsync runs share the next one, so the table keeps
-    up with many calls in flight instead of one fsync per row in turn (benchmarks/orchestrator_ceiling.py).
+class JsonlTable(Generic[R]):
+    """One append-only JSONL table of ``record`` rows (``records``). ``append`` returns once its row is on
+    disk (fsynced), with group commit: rows written by several threads while one fsync runs share the next
+    one, so the table keeps up with many calls in flight instead of one fsync per row in turn
+    (benchmarks/orchestrator_ceiling.py).
     """
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, record: type[R]) -> None:
         self.path = path
+        self.record = record
         self._lock = threading.Lock()  # the file's end and ``rows``
         self._sync_lock = threading.Lock()  # one fsync at a time
         self._written = 0  # rows written so far (the file's sequence number)
@@ -173,43 +185,46 @@ class JsonlTable:
             with run_dir_io("cut off its torn last row", self.path), open(self.path, "r+b") as f:
                 f.truncate(end)
 
-    @property
-    def rows(self) -> Mapping[str, dict]:
-        """id -> row, parsed when read (each read parses afresh: change a row by appending it)."""
-        return _Rows(self._lines)
+    def _parse(self, line: bytes) -> R:
+        return self.record.from_dict(json.loads(line))
 
-    def filtered(self, keep: Callable[[dict], bool]) -> JsonlTable:
+    @property
+    def rows(self) -> Mapping[str, R]:
+        """id -> record, parsed when read (each read parses afresh: change a row by appending it)."""
+        return _Rows(self._lines, self._parse)
+
+    def filtered(self, keep: Callable[[R], bool]) -> JsonlTable[R]:
         """A read-only copy holding only the rows ``keep`` accepts (a view for reading, never appended to)."""
         view = copy.copy(self)
-        view._lines = {i: line for i, line in self._lines.items() if keep(json.loads(line))}
+        view._lines = {i: line for i, line in self._lines.items() if keep(self._parse(line))}
         return view
 
     def __contains__(self, row_id: str) -> bool:
         return row_id in self._lines
 
-    def get(self, row_id: str) -> dict | None:
+    def get(self, row_id: str) -> R | None:
         line = self._lines.get(row_id)
-        return None if line is None else json.loads(line)
+        return None if line is None else self._parse(line)
 
-    def append(self, row: dict) -> None:
-        line = (json.dumps(row, sort_keys=True) + "\n").encode()
+    def append(self, row: R) -> None:
+        line = (json.dumps(row.to_dict(), sort_keys=True) + "\n").encode()
         with self._lock:
             if self._torn is not None:
                 raise self._torn
-            with run_dir_io(f"append row {row['id']}", self.path):
+            with run_dir_io(f"append row {row.id}", self.path):
                 fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
                 try:
                     end = os.fstat(fd).st_size  # this lock is the only writer of the file
                     try:
                         _write_all(fd, line)  # in the kernel: a killed orchestrator loses nothing from here
                     except OSError as e:
-                        self._cut(fd, end, row["id"], e)
+                        self._cut(fd, end, row.id, e)
                         raise
                 finally:
                     os.close(fd)
             self._written += 1
             mine = self._written
-            self._lines[row["id"]] = line.rstrip(b"\n")
+            self._lines[row.id] = line.rstrip(b"\n")
         with self._sync_lock:
             if self._synced < mine:  # no fsync since this row was written has covered it
                 covered = self._written
@@ -231,18 +246,18 @@ class JsonlTable:
             self._torn = RunDirError.of(doing, self.path, cause)
             raise self._torn from cause
 
-    def sorted_rows(self) -> list[dict]:
-        return [json.loads(self._lines[k]) for k in sorted(self._lines)]
+    def sorted_rows(self) -> list[R]:
+        return [self._parse(self._lines[k]) for k in sorted(self._lines)]
 
 
-class _Rows(Mapping[str, dict]):
+class _Rows(Mapping[str, R]):
     """A table's rows as a read-only mapping, each parsed from its stored line when read."""
 
-    def __init__(self, lines: dict[str, bytes]) -> None:
-        self._lines = lines
+    def __init__(self, lines: dict[str, bytes], parse: Callable[[bytes], R]) -> None:
+        self._lines, self._parse = lines, parse
 
-    def __getitem__(self, row_id: str) -> dict:
-        return json.loads(self._lines[row_id])
+    def __getitem__(self, row_id: str) -> R:
+        return self._parse(self._lines[row_id])
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._lines)
@@ -271,11 +286,11 @@ class RunStore:
         with run_dir_io("write in it", run_dir):  # a read-only directory stops the run before any service starts
             os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644))
             probe.unlink()
-        self.generations = JsonlTable(run_dir / "generations.jsonl")
-        self.detections = JsonlTable(run_dir / "detections.jsonl")
-        self.measurements = JsonlTable(run_dir / "measurements.jsonl")
+        self.generations = JsonlTable(run_dir / "generations.jsonl", GenerationRecord)
+        self.detections = JsonlTable(run_dir / "detections.jsonl", DetectionRecord)
+        self.measurements = JsonlTable(run_dir / "measurements.jsonl", MeasurementRecord)
         # Channel conditions: one row per (condition, clip) with the degraded audio's path and hash.
-        self.degradations = JsonlTable(run_dir / "degradations.jsonl")
+        self.degradations = JsonlTable(run_dir / "degradations.jsonl", DegradationRecord)
 
     def lock(self) -> None:
         """Hold the directory's lock (``dir_lock``) until ``close``; DirectoryBusy when another process does."""

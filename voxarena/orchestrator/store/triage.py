@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from voxarena.orchestrator.store.failures import failure_kind
+from voxarena.orchestrator.store.records import Row
 from voxarena.orchestrator.store.run_store import CLEAN, condition_of, detector_label, read_jsonl
 
 # Stage -> its table, in the order a clip goes through them.
@@ -59,7 +60,7 @@ class RunRow:
 
     @property
     def kind(self) -> str:
-        return failure_kind(self.row) if self.failed else "ok"
+        return failure_kind(Row.from_dict(self.row)) if self.failed else "ok"
 
     @property
     def code(self) -> str:
