@@ -66,6 +66,8 @@ def rows(path: Path) -> list[dict]:
 
 def cli(*args: str) -> tuple[int, str]:
     result = CliRunner().invoke(app, list(args))
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise result.exception
     return result.exit_code, result.output
 
 
@@ -136,7 +138,8 @@ def test_explain_prints_it_for_a_reader(failed_run):
 
 
 def test_an_id_shared_by_a_generation_and_its_measurement_explains_both(failed_run):
-    _, out = cli("explain", str(failed_run), "misbehaving-generator|TTS|syn0-0", "--json")
+    code, out = cli("explain", str(failed_run), "misbehaving-generator|TTS|syn0-0", "--json")
+    assert code == 0, out
     parts = json.loads(out)["rows"]
     assert [p["stage"] for p in parts] == ["generation", "measurement"]
     assert parts[1]["sent"][0]["method"] == "/voxarena.v1.ScorerService/MeasureClips"

@@ -186,7 +186,7 @@ class SentRequests:
         g = clip.generation()
         sent = Sent("scorer", MEASURE_CLIPS, note="one item of a MeasureClips request")
         sent.inputs["audio"] = _file(f"generated clip {clip.id}", clip.path, clip.sha256)
-        sent.inputs["speaker_reference"] = _item_file(self.items[g["speaker_reference"]], "speaker reference")
+        sent.inputs["speaker_reference"] = _item_file(self.items[str(g.speaker_reference)], "speaker reference")
         request = measure_request(clip, list(self.config["scorer"]["metrics"]), self.items)
         if request.HasField("source_reference"):
             sent.inputs["source_reference"] = _item_file(clip.item, "source")
