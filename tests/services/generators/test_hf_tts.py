@@ -238,6 +238,7 @@ def test_speecht5_served_and_conforming(speecht5_dir):
     assert counts["PASS"] > 0
 
 
+@pytest.mark.slow  # the SpeechT5 fixture: a sentencepiece model and two networks built (~20-60 s here)
 def test_speecht5_needs_its_vocoder_and_speaker(speecht5_dir, tmp_path):
     with pytest.raises(RuntimeError, match="speaker x-vector"):
         HfTtsModel(speecht5_dir).load()
@@ -247,3 +248,18 @@ def test_speecht5_needs_its_vocoder_and_speaker(speecht5_dir, tmp_path):
     np.save(wrong, np.zeros(5, np.float32))
     with pytest.raises(RuntimeError, match="5 values, the model's speaker_embedding_dim is 8"):
         HfTtsModel(speecht5_dir, speaker_embedding=wrong).load()
+
+
+def test_service_entry_point_takes_its_options(tmp_path):
+    import subprocess
+    import sys
+
+    (tmp_path / "config.json").write_text(json.dumps({"model_type": "fastspeech2_conformer"}))
+    out = subprocess.run(
+        [sys.executable, "-m", "voxarena.services.generators.hf_tts", "--port", "0", "--model-dir", str(tmp_path)],
+        cwd=Path(__file__).resolve().parents[3],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert out.returncode == 1 and "model_type 'fastspeech2_conformer' is not" in out.stderr, out.stderr[-2000:]
