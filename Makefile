@@ -161,10 +161,10 @@ wheelhouse: setup
 	$(VENV)/bin/pip wheel -q -w build/wheelhouse "$(CONVERT_NUMPY)" -r voxarena/convert/requirements.txt ./sdk .
 	$(VENV)/bin/pip wheel -q --no-deps -w build/wheelhouse -r voxarena/convert/sources.txt
 
-# hf-audio-classifier needs torch, a multi-GB CUDA build on PyPI: opt in with
-# `make wheelhouse-torch images SERVICES=hf-audio-classifier`.
+# hf-audio-classifier and hf-tts need torch, a multi-GB CUDA build on PyPI: opt in with
+# `make wheelhouse-torch images SERVICES="hf-audio-classifier hf-tts"`.
 wheelhouse-torch: wheelhouse
-	$(VENV)/bin/pip wheel -q -w build/wheelhouse ./sdk ".[hf-audio-classifier]"
+	$(VENV)/bin/pip wheel -q -w build/wheelhouse ./sdk ".[hf-audio-classifier,hf-tts]"
 
 images: base-image wheelhouse
 	BASE_IMAGE=$(BASE_IMAGE) $(PY) compose/build_images.py $(SERVICES)

@@ -159,6 +159,18 @@ SERVICES: tuple[Service, ...] = (
         own_dockerfile="torch, built only on request after `make wheelhouse-torch`: not rebuilt here "
         "to check it against the shared one",
     ),
+    Service(
+        "hf-tts",
+        "generator",
+        "voxarena.services.generators.hf_tts",
+        "test",
+        extra="hf-tts",
+        compose_profile="torch",
+        serve_args=("--model-dir", "/model"),
+        volumes=("${VOXARENA_HF_TTS_MODEL_DIR:-./models/hf-tts}:/model:ro",),  # your checkpoint
+        own_dockerfile="torch, built only on request after `make wheelhouse-torch`: not rebuilt here "
+        "to check it against the shared one",
+    ),
     # Transform services (TransformService): the laundering chain and the orchestrator's channel steps.
     Service("laundering", "transform", "voxarena.services.transforms.laundering", "demo", extra="transforms"),
     Service("channel", "transform", "voxarena.services.transforms.channel", "demo", extra="transforms"),

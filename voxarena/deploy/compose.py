@@ -28,7 +28,8 @@ COMPOSE_HEAD = f"""\
 # Services sit on an internal network with no egress; only the orchestrator container reaches them
 # (by service name: `dns:///NAME:50051`, round robin over `--scale NAME=N` replicas).
 # Profiles: "nonfree" (mbrola: voices licensed non-commercial, sale forbidden), "torch"
-# (hf-audio-classifier: mount your checkpoint at /model via VOXARENA_HF_MODEL_DIR).
+# (hf-audio-classifier, hf-tts: mount your checkpoint at /model via VOXARENA_HF_MODEL_DIR,
+# VOXARENA_HF_TTS_MODEL_DIR).
 version: "3.8"
 
 # Hardening shared by every container (the services and the orchestrator): no Linux capabilities, no

@@ -8,7 +8,7 @@ the committed tree differs.
 
 The tree (``kubectl apply -k deploy/k8s/base``; deploy/k8s/README.md):
   base/                    namespace, claims, policies, every default model, the orchestrator Job and nightly CronJob
-  components/PROFILE/      the services of an opt-in compose profile (nonfree: mbrola, torch: hf-audio-classifier)
+  components/PROFILE/      the services of an opt-in compose profile (nonfree: mbrola, torch: the hf-* adapters)
   overlays/all-services/   base + every component
   overlays/sharded/        base with the single Job replaced by an Indexed Job of SHARDS shards
   overlays/sharded/merge/  the Job that merges the shards, applied once they are complete

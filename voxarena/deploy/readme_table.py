@@ -57,7 +57,8 @@ def _tasks(svc: Service, cls: type) -> str:
 
 
 def _family(cls: type) -> str:
-    return str(cls.kind if issubclass(cls, TransformModel) else cls.family)  # type: ignore[attr-defined]
+    family = str(cls.kind if issubclass(cls, TransformModel) else cls.family)  # type: ignore[attr-defined]
+    return family or "set by load() (from the checkpoint)"  # an adapter's, e.g. hf-tts
 
 
 def scorer_licence(svc: Service) -> str:
