@@ -83,7 +83,7 @@ def _scores(store: RunStore) -> dict[tuple[str, str, str], list[float]]:
     for r in store.detections.sorted_rows():
         if r.ok and r.i2d_iteration == 1:
             who = "bonafide" if r.kind == "bonafide" else r.generator
-            scores.setdefault((r.detector, r.channel, who), []).append(float(r.score))
+            scores.setdefault((r.detector, r.channel, who), []).append(r.scored)
     return scores
 
 

@@ -23,6 +23,7 @@ import copy
 import dataclasses
 import hashlib
 import json
+from typing import Any
 
 import numpy as np
 
@@ -188,7 +189,8 @@ class Fusion:
         for key in self.keys:
             own = {"id": detection_id(self.name, key[0], key[1]), "detector": self.name, "condition": key[0]}
             # status: the fused score's, set below
-            base = dataclasses.replace(self._clip(key), **{**dict.fromkeys(OWN), **own, "status": "pending"}, extra={})
+            fields: dict[str, Any] = {**dict.fromkeys(OWN), **own, "status": "pending"}
+            base = dataclasses.replace(self._clip(key), **fields, extra={})
             if key in llrs:
                 out.append(dataclasses.replace(base, status=OK, score=llrs[key], is_llr=True))
             else:

@@ -64,8 +64,8 @@ def trial_set(name: str, bona: list[DetectionRecord], spoof: list[DetectionRecor
     """Scores and speakers (the bootstrap's clusters) of detection rows, as the scorer takes them."""
     return scorer_pb2.TrialSet(
         name=name,
-        bonafide_scores=[r.score for r in bona],
-        spoof_scores=[r.score for r in spoof],
+        bonafide_scores=[r.scored for r in bona],
+        spoof_scores=[r.scored for r in spoof],
         bonafide_clusters=[r.speaker for r in bona],
         spoof_clusters=[r.speaker for r in spoof],
     )

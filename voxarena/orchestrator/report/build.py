@@ -90,8 +90,8 @@ def _curves(run_dir: Path, record: dict) -> tuple[dict, dict]:
     curves, calibration = {}, {}
     for d in record["config"]["detectors"]:
         ok = [r for r in detections if r.detector == d and r.ok and r.channel == CLEAN and r.i2d_iteration == 1]
-        bona = [r.score for r in ok if r.kind == "bonafide"]
-        spoof = [r.score for r in ok if r.kind == "spoof"]
+        bona = [r.scored for r in ok if r.kind == "bonafide"]
+        spoof = [r.scored for r in ok if r.kind == "spoof"]
         curves[d] = det_curve(bona, spoof)
         calibration[d] = calibration_data(bona, spoof)
     return curves, calibration

@@ -9,7 +9,7 @@ detection and measurement go in batches. Work already recorded is not redone (re
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any
 
@@ -75,7 +75,7 @@ class Batcher:
     def __init__(
         self,
         pool: ThreadPoolExecutor,
-        work: Callable[[list[Clip]], list[Row]],
+        work: Callable[[list[Clip]], Sequence[Row]],
         size: int,
         on_done: Callable[[int], None],
     ) -> None:

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import MISSING, dataclass, field, fields
-from functools import cache
 from typing import Any, ClassVar, TypeVar
 
 OK = "ok"
@@ -80,12 +79,17 @@ class Row:
         return out
 
 
-@cache
+_FIELDS: dict[type, tuple[tuple[str, ...], tuple[str, ...]]] = {}
+
+
 def _fields(cls: type[Row]) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """A record's stored fields (``extra`` is not one), and those without a default (every row has them)."""
-    stored = [f for f in fields(cls) if f.name != "extra"]
-    required = [f.name for f in stored if f.default is MISSING and f.default_factory is MISSING]
-    return tuple(f.name for f in stored), tuple(required)
+    """A record's stored fields (``extra`` is not one), and those without a default (every row has them);
+    computed once per record type."""
+    if cls not in _FIELDS:
+        stored = [f for f in fields(cls) if f.name != "extra"]
+        required = [f.name for f in stored if f.default is MISSING and f.default_factory is MISSING]
+        _FIELDS[cls] = tuple(f.name for f in stored), tuple(required)
+    return _FIELDS[cls]
 
 
 @dataclass(kw_only=True)
@@ -153,6 +157,13 @@ class DetectionRecord(Row):
     def i2d_iteration(self) -> int:
         """The clip's I2D iteration, 1 (one-shot) for rows from before I2D."""
         return self.iteration or 1
+
+    @property
+    def scored(self) -> float:
+        """The score of an ok row; a row without one is no ok row (RecordError naming it)."""
+        if self.score is None:
+            raise RecordError(f"{self.id}: a {self.status} row has no score")
+        return float(self.score)
 
 
 @dataclass(kw_only=True)

@@ -40,7 +40,7 @@ class FaultyDetector(DummyDetector):
         self.fault = fault
         self._current: list[AudioClip] = []
 
-    def score_batch(self, clips: list[AudioClip]) -> list[float]:
+    def score_batch(self, clips: list[AudioClip], options: list[dict[str, str]] | None = None) -> list[float]:
         fault = self.fault
         if fault == "refuses_max_batch" and len(clips) > 4:
             raise InvalidArgument(f"batch of {len(clips)} clips; at most 4")
