@@ -40,7 +40,7 @@ import yaml
 from pydantic import Field, ValidationError
 from rich.console import Console
 
-from voxarena.orchestrator.fleet.fleet import RunError
+from voxarena.orchestrator.errors import RunError
 from voxarena.orchestrator.fleet.service_config import Strict
 from voxarena.orchestrator.race.report import generator_eers, most_evasive, write_race_outputs
 from voxarena.orchestrator.run.config import RunConfig, ServiceConfig, load_config

@@ -13,7 +13,7 @@ from typing import Any, TypeGuard
 
 import grpc
 
-from voxarena.orchestrator.fleet.clients import CallFailed
+from voxarena.orchestrator.errors import CallFailed
 
 
 class Failure(str, Enum):

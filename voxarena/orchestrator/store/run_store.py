@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
-from voxarena.orchestrator.fleet.fleet import RunError
+from voxarena.orchestrator.errors import RunError
 from voxarena.orchestrator.store import dir_lock
 
 CLEAN = "clean"
