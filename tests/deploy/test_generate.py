@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from voxarena.catalogue import SERVICES, Service, trainable
+from voxarena.catalogue import SERVICES, TRAINING, Service, trainable
 from voxarena.deploy.compose import CatalogueError
 from voxarena.deploy.generate import ROOT, differences, render, stale, write
 from voxarena.deploy.k8s import HEADER
@@ -123,7 +123,7 @@ def source_root(tmp_path: Path, extra: str | None) -> Path:
 
 
 def tiny_row(module: str) -> Service:
-    return Service("tiny-detector", "detector", module, "demo", extra="tiny-detector", trainable=True)
+    return Service("tiny-detector", "detector", module, "demo", extra="tiny-detector", trainer=TRAINING)
 
 
 def test_a_new_detector_needs_its_folder_one_row_and_its_extra(tmp_path, tiny_folder):

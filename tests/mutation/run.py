@@ -81,7 +81,11 @@ TARGETS = [
         ("tests/voxarena/stats/test_composite.py", "tests/orchestrator/test_offline_cli.py", "-k", "composite"),
     ),
     Target("i2d", ("voxarena/stats/i2d.py",), ("tests/voxarena/stats/test_i2d.py",)),
-    Target("channel", ("voxarena/orchestrator/run/channel.py",), ("tests/orchestrator/test_channel.py",)),
+    Target(
+        "channel",
+        ("voxarena/dsp/channel.py", "voxarena/orchestrator/run/channel.py"),
+        ("tests/orchestrator/test_channel.py",),
+    ),
     Target(
         "sdk",
         (

@@ -134,7 +134,7 @@ def test_bad_conditions_are_refused_naming_the_key(tmp_path, conditions, message
 
 
 def test_silent_clip_with_noise_is_a_named_error():
-    from voxarena.orchestrator.run.channel import ChannelError
+    from voxarena.dsp.channel import ChannelError
 
     with pytest.raises(ChannelError, match="silent"):
         apply_condition(AudioClip(np.zeros(1600, dtype=np.int16), 16000), steps({"noise_snr_db": 10}), seed=0)
@@ -187,7 +187,7 @@ def test_full_scale_is_kept_and_only_beyond_it_is_counted_as_clipped():
 
 
 def test_white_noise_is_flat_and_pink_noise_has_no_dc():
-    from voxarena.orchestrator.run.channel import coloured_noise
+    from voxarena.dsp.channel import coloured_noise
 
     n = 1 << 16
     white = np.abs(np.fft.rfft(coloured_noise(n, "white", np.random.default_rng(3)))) ** 2

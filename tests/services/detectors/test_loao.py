@@ -90,7 +90,7 @@ def test_pooled_fold_scores_are_calibrated_and_reused(tmp_path):
 def test_refit_refuses_a_data_run_the_weights_were_not_trained_on(tmp_path):
     import json
 
-    from voxarena.services.detectors.training.__main__ import refit_calibration
+    from voxarena.services.detectors.training.api import refit_calibration
 
     items = [
         {"id": f"{s}-1-0000", "speaker": str(s), "audio_path": "x.flac", "audio_sha256": "0" * 64} for s in (1, 2, 3)
@@ -153,7 +153,7 @@ def test_refit_accepts_regenerated_spoof_bytes_but_not_another_split():
     import json
     from dataclasses import replace
 
-    from voxarena.services.detectors.training.__main__ import _same_clips
+    from voxarena.services.detectors.training.api import _same_clips
 
     weights = Path(__file__).resolve().parents[3] / "voxarena" / "services" / "detectors" / "lfcc_gmm" / "weights"
     committed = [json.loads(line) for line in (weights / "training_manifest.jsonl").read_text().splitlines()]
@@ -173,51 +173,22 @@ def test_refit_accepts_regenerated_spoof_bytes_but_not_another_split():
 
 
 @pytest.mark.slow
-def test_lfcc_gmm_trained_end_to_end_with_a_loao_calibration(speech_dir, tmp_path):
+def test_lfcc_gmm_trained_end_to_end_with_a_loao_calibration(tiny_training_run, tmp_path):
     """A tiny real run: 6 speakers of real speech, two synthetic 'generators'; the served detector's LLRs
     are a * raw + b with the calibration fitted on the two folds' pooled dev scores."""
     import json
 
-    import soundfile as sf
-
     from voxarena.codec import read_audio_file
-    from voxarena.hashing import sha256_file
-    from voxarena.services.detectors.training.__main__ import TRAINERS, _load_class, train_detector
+    from voxarena.services.detectors.training.api import model_class, train_detector
 
-    flacs = sorted((speech_dir / "LibriSpeech" / "test-clean").glob("*/*/*.flac"))
-    by_speaker = {}
-    for p in flacs:
-        by_speaker.setdefault(p.stem.split("-")[0], p)
-    items, gens = [], []
-    (tmp_path / "audio").mkdir()
-    for k, (spk, p) in enumerate(sorted(by_speaker.items())[:6]):
-        items.append({"id": p.stem, "speaker": spk, "audio_path": str(p), "audio_sha256": sha256_file(p)})
-        x = read_audio_file(str(p)).samples[:32000]
-        for g, make in (
-            ("tone", lambda x, k=k: 0.1 * np.sin(2 * np.pi * (150 + 20 * k) * np.arange(x.size) / 16000)),
-            ("clipped", lambda x: np.clip(3 * x, -0.1, 0.1)),
-        ):
-            path = tmp_path / "audio" / f"{g}-{spk}.wav"
-            sf.write(path, make(x).astype(np.float32), 16000, subtype="PCM_16")
-            gens.append(
-                {
-                    "id": f"{g}|T|{p.stem}",
-                    "item": p.stem,
-                    "generator": g,
-                    "status": "ok",
-                    "audio": f"audio/{path.name}",
-                    "audio_sha256": sha256_file(path),
-                }
-            )
-    (tmp_path / "manifest.jsonl").write_text("".join(json.dumps(i) + "\n" for i in items))
-    (tmp_path / "generations.jsonl").write_text("".join(json.dumps(g) + "\n" for g in gens))
+    items = tiny_training_run
     out = tmp_path / "weights"
     meta = train_detector("lfcc-gmm", tmp_path, out, seed=5, dev_fraction=0.34)
     cal = meta["calibration"]
     assert [f["held_out"] for f in cal["loao_folds"]] == ["clipped", "tone"]
     assert cal["n_bonafide"] == 2 * 2 and cal["n_spoof"] == 2 * 4 and cal["a"] > 0
     assert meta["dev_cllr"] == cal["dev_cllr_pooled"] and np.isfinite(meta["dev_cllr"])
-    model = _load_class(TRAINERS["lfcc-gmm"][1])(out)
+    model = model_class("lfcc-gmm")(out)
     model.load()
     clip = read_audio_file(items[0]["audio_path"])
     raw = model.score_batch([clip])[0]

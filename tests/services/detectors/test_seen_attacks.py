@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import yaml
 
-from voxarena.services.detectors.training.__main__ import TRAINERS
+from voxarena.services.detectors.training.api import TRAINERS
 
 pytestmark = pytest.mark.slow
 SEEN = ("espeak-ng", "flite", "griffin-lim")

@@ -13,14 +13,14 @@ import pytest
 from voxarena.codec import AudioClip, encode_audio, read_audio_file
 from voxarena.sdk.testing import serve_in_process
 from voxarena.services.detectors.trained import METADATA_FILE, WeightsMismatch
-from voxarena.services.detectors.training.__main__ import TRAINERS, _load_class
+from voxarena.services.detectors.training.api import TRAINERS, model_class
 from voxarena.v1 import common_pb2, detector_pb2
 
 DETECTORS = sorted(TRAINERS)
 
 
 def model_of(name: str, weights_dir=None):
-    return _load_class(TRAINERS[name][1])(weights_dir)
+    return model_class(name)(weights_dir)
 
 
 @pytest.fixture(scope="module")

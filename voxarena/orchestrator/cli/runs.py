@@ -182,8 +182,8 @@ def merge(
     Refuses (exit 2), naming the directory and why: a shard of another run (manifest, config, services,
     N), a missing or duplicated shard, an incomplete shard (unless --allow-incomplete), rows that are not
     the plan's exactly once. Then exit codes as `orchestrator run`: 0 complete, 3 or 4 incomplete."""
+    from voxarena.orchestrator.errors import RunError
     from voxarena.orchestrator.fleet.clients import ServiceStartError
-    from voxarena.orchestrator.fleet.fleet import RunError
     from voxarena.orchestrator.metrics.scorer_client import MetricsInterrupted
     from voxarena.orchestrator.run.merge import merge as merge_shards
     from voxarena.orchestrator.run.shard import ShardError

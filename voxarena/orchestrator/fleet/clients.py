@@ -14,6 +14,7 @@ from google.protobuf.message import Message
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from voxarena.orchestrator import ctrl_c
+from voxarena.orchestrator.errors import CallFailed
 from voxarena.orchestrator.fleet.outage import Outage
 from voxarena.transport import PLAINTEXT, ClientSecurity
 from voxarena.v1 import common_pb2, detector_pb2_grpc, generator_pb2_grpc, scorer_pb2_grpc, transform_pb2_grpc
@@ -68,14 +69,6 @@ def wait_for_serving(
     finally:
         ch.close()
     raise ServiceStartError(f"{name} at {address} was not SERVING within {timeout:.0f} s (last: {last})")
-
-
-class CallFailed(RuntimeError):
-    """A call failed for good: carries the status code and the attempts made."""
-
-    def __init__(self, code: grpc.StatusCode, details: str, attempts: int) -> None:
-        super().__init__(f"{code.name}: {details}")
-        self.code, self.details, self.attempts = code, details, attempts
 
 
 _RETRIED = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.RESOURCE_EXHAUSTED)

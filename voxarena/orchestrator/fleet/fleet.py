@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from google.protobuf import json_format
 from google.protobuf.message import Message
 
+from voxarena.orchestrator.errors import CallFailed, RunError
 from voxarena.orchestrator.fleet.clients import (
-    CallFailed,
     DetectorClient,
     GeneratorClient,
     ScorerClient,
@@ -52,10 +52,6 @@ _CLIENTS: dict[str, type[ServiceClient]] = {
 _Info = TypeVar(
     "_Info", generator_pb2.GeneratorInfo, detector_pb2.DetectorInfo, scorer_pb2.ScorerInfo, transform_pb2.TransformInfo
 )
-
-
-class RunError(RuntimeError):
-    """The run cannot start or continue (bad directory, changed inputs, a service that will not start)."""
 
 
 @dataclass

@@ -11,8 +11,7 @@ from typing import Any
 
 from google.protobuf.message import Message
 
-from voxarena.orchestrator.fleet.clients import CallFailed
-from voxarena.orchestrator.fleet.fleet import RunError
+from voxarena.orchestrator.errors import CallFailed, RunError
 from voxarena.orchestrator.store.records import DetectionRecord, GenerationRecord, MeasurementRecord
 from voxarena.v1 import scorer_pb2
 

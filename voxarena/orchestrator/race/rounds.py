@@ -9,8 +9,11 @@ A race file names two run configs and what the race changes between rounds::
     retrain: [lfcc-gmm]           # evaluation detectors retrained every round; the others stay as they are
 
 Round 0 trains the ``retrain`` detectors on the training config's data (its generators are the *seen*
-ones) with the detectors' own training pipeline (``voxarena.services.detectors.training``: speaker-
-disjoint train/dev split, leave-one-attack-out calibration) and runs the evaluation config with them.
+ones) with the detectors' own training entry point, the catalogue's ``trainer`` (``python -m
+voxarena.services.detectors.training``: speaker-disjoint train/dev split, leave-one-attack-out
+calibration), run as a subprocess that dies with the race: the orchestrator imports no model code, so
+any detector whose catalogue entry names a trainer taking those arguments can race. The evaluation
+config then runs with the new weights (the service's ``weights_env``).
 After round k, the **most evasive** evaluation generator not trained on yet (the highest EER on
 ``pick_condition``, averaged over the retrained detectors; ties by name) is added: its clips of the
 training manifest are made in a data run of their own, and round k+1 retrains on the seen and every
@@ -29,9 +32,11 @@ so a resumed race gives the uninterrupted one's numbers.
 from __future__ import annotations
 
 import contextlib
-import importlib
 import json
 import os
+import shlex
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -40,7 +45,9 @@ import yaml
 from pydantic import Field, ValidationError
 from rich.console import Console
 
-from voxarena.orchestrator.fleet.fleet import RunError
+from voxarena.catalogue import SERVICES, WEIGHTS_METADATA, Service
+from voxarena.lifecycle import PARENT_ENV
+from voxarena.orchestrator.errors import RunError
 from voxarena.orchestrator.fleet.service_config import Strict
 from voxarena.orchestrator.race.report import generator_eers, most_evasive, write_race_outputs
 from voxarena.orchestrator.run.config import RunConfig, ServiceConfig, load_config
@@ -49,7 +56,7 @@ from voxarena.orchestrator.run.status import run_status
 from voxarena.orchestrator.store import dir_lock
 
 RACE_FORMAT = "voxarena.race/1"
-DEFAULT_TRAINING_SEED = 20260101  # the committed detectors' seed (voxarena.services.detectors.training)
+DEFAULT_TRAINING_SEED = 20260101  # the committed detectors' seed (the training entry point's default)
 
 
 class RaceError(RunError):
@@ -72,16 +79,9 @@ class RaceConfig(Strict):
     max_epochs: int | None = Field(None, ge=1, description="epoch budget of neural detectors (default: theirs)")
 
 
-def trainers() -> dict[str, tuple[str, str]]:
-    from voxarena.services.detectors.training.__main__ import TRAINERS
-
-    return TRAINERS
-
-
-def weights_env(detector: str) -> str:
-    """The environment variable that points ``detector``'s service at a weights directory."""
-    module, name = trainers()[detector][1].split(":")
-    return str(getattr(importlib.import_module(module), name).weights_env)
+def trainable() -> dict[str, Service]:
+    """The catalogue's detectors that name a training entry point."""
+    return {s.name: s for s in SERVICES if s.role == "detector" and s.trainer}
 
 
 class LoadedRace:
@@ -118,8 +118,8 @@ def load_race(path: Path) -> LoadedRace:
         where = f"{path}: retrain: {name!r}"
         if name not in detectors:
             raise RaceError(f"{where} is not a detector service of {cfg.evaluation}")
-        if name not in trainers():
-            raise RaceError(f"{where} has no training pipeline (trainable: {', '.join(sorted(trainers()))})")
+        if name not in trainable():
+            raise RaceError(f"{where} has no training pipeline (trainable: {', '.join(sorted(trainable()))})")
         svc = detectors[name]
         if svc.address is not None or svc.image is not None:
             raise RaceError(
@@ -232,37 +232,45 @@ class Race:
         return self.race.evaluation.generators[generator]
 
     def _train(self, k: int, detector: str, data: list[Path]) -> dict[str, Any]:
-        """``detector`` trained on ``data`` into round k's weights (kept when already trained on that data)."""
-        from voxarena.services.detectors.trained import read_verified_metadata
-        from voxarena.services.detectors.training.__main__ import train_detector
-        from voxarena.services.detectors.training.data import build_training_manifest, manifest_sha256
-
+        """``detector`` trained on ``data`` into round k's weights by its training entry point in a subprocess
+        (which keeps weights already trained on that data); returns their metadata."""
         out = self.out / f"round-{k}" / "weights" / detector
-        rows = build_training_manifest(data, self.cfg.dev_fraction, self.cfg.seed)
-        expected = manifest_sha256(rows)
-        module, name = trainers()[detector][1].split(":")
-        files = getattr(importlib.import_module(module), name).weight_files
-        try:
-            meta = read_verified_metadata(out, detector, files)
-            if meta.get("training_manifest_sha256") == expected and "calibration" in meta:
-                self.console.print(f"round {k}: {detector} already trained ({out}), kept", highlight=False)
-                return meta
-        except (FileNotFoundError, RuntimeError, ValueError, KeyError):
-            pass  # none yet, or a training that was cut: train again (deterministic)
-        self.console.print(f"round {k}: training {detector} on {', '.join(p.name for p in data)}", highlight=False)
-        return train_detector(
+        command = [
+            sys.executable,
+            "-m",
+            str(trainable()[detector].trainer),
+            "--detector",
             detector,
-            data,
-            out,
-            self.cfg.seed,
-            self.cfg.dev_fraction,
-            self.cfg.max_epochs,
-            command=f"orchestrator race {self.race.path} --out {self.out}",
-            loao_dir=self.out / f"round-{k}" / "loao" / detector,
-        )
+            "--data",
+            *(str(p) for p in data),
+            "--out",
+            str(out),
+            "--seed",
+            str(self.cfg.seed),
+            "--dev-fraction",
+            repr(self.cfg.dev_fraction),
+            *(["--max-epochs", str(self.cfg.max_epochs)] if self.cfg.max_epochs is not None else []),
+            "--loao-dir",
+            str(self.out / f"round-{k}" / "loao" / detector),
+            "--as-command",
+            f"orchestrator race {self.race.path} --out {self.out}",
+            "--keep-current",
+            "--quiet",
+        ]
+        names = ", ".join(p.name for p in data)
+        self.console.print(f"round {k}: training {detector} on {names} (kept if trained on them)", highlight=False)
+        # the trainer dies with us (voxarena.lifecycle): a killed race leaves no training behind
+        done = subprocess.run(command, env={**os.environ, PARENT_ENV: str(os.getpid())})
+        if done.returncode:
+            raise RaceError(f"round {k}: training {detector} failed (exit {done.returncode}): {shlex.join(command)}")
+        meta: dict[str, Any] = json.loads((out / WEIGHTS_METADATA).read_text())
+        return meta
 
     def _evaluate(self, k: int) -> Path:
-        weights = {weights_env(d): str((self.out / f"round-{k}" / "weights" / d).resolve()) for d in self.cfg.retrain}
+        services = trainable()
+        weights = {
+            services[d].weights_env: str((self.out / f"round-{k}" / "weights" / d).resolve()) for d in self.cfg.retrain
+        }
         cfg = self.race.evaluation.model_copy(update={"name": f"{self.race.evaluation.name}-round-{k}"})
         with _environment(weights):
             return self._complete_run(cfg, self.out / f"round-{k}" / "run", f"round {k}: evaluation")

@@ -185,7 +185,7 @@ class ChannelStep(Strict):
             )
         if self.parameters and self.transform is None:
             raise ValueError("parameters: apply to a transform step only")
-        from voxarena.orchestrator.run.channel import COMPRESSIBLE
+        from voxarena.dsp.channel import COMPRESSIBLE
 
         if self.compression is not None and self.codec not in COMPRESSIBLE:
             raise ValueError(f"compression applies to codec {', '.join(COMPRESSIBLE)} only")

@@ -10,9 +10,10 @@ from typing import Any
 
 from voxarena.attack.search import AttackQueryError
 from voxarena.codec import AudioClip, clip_to_wav_bytes, encode_audio
-from voxarena.orchestrator.fleet.clients import CallFailed
+from voxarena.dsp.channel import ChannelError
+from voxarena.orchestrator.errors import CallFailed
 from voxarena.orchestrator.fleet.fleet import ServiceFleet
-from voxarena.orchestrator.run.channel import ChannelError, apply_condition, condition_seed
+from voxarena.orchestrator.run.channel import apply_condition, condition_seed
 from voxarena.orchestrator.run.config import ChannelStep
 from voxarena.orchestrator.run.validation import ResponseInvalid, validate_transform
 from voxarena.orchestrator.store.clips import Clip, read_clip

@@ -20,7 +20,7 @@ from pathlib import Path
 from google.protobuf import json_format
 
 from voxarena.codec import AudioClip, AudioFormatError, clip_to_wav_bytes, encode_audio
-from voxarena.orchestrator.fleet.clients import CallFailed
+from voxarena.orchestrator.errors import CallFailed
 from voxarena.orchestrator.fleet.fleet import Service, ServiceFleet
 from voxarena.orchestrator.run.config import ProtocolConfig, ServiceConfig
 from voxarena.orchestrator.run.degrade import ConditionFailed, Degrade

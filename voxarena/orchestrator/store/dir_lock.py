@@ -14,7 +14,7 @@ import os
 import threading
 from pathlib import Path
 
-from voxarena.orchestrator.fleet.fleet import RunError
+from voxarena.orchestrator.errors import RunError
 
 LOCK_FILE = ".lock"
 _held: dict[Path, list[int]] = {}  # directory -> [fd, count]

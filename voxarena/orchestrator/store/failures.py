@@ -14,7 +14,7 @@ from typing import Any, TypeGuard, TypeVar
 
 import grpc
 
-from voxarena.orchestrator.fleet.clients import CallFailed
+from voxarena.orchestrator.errors import CallFailed
 from voxarena.orchestrator.store.records import FAILED, Row
 
 R = TypeVar("R", bound=Row)

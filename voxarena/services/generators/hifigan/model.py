@@ -16,12 +16,12 @@ from pathlib import Path
 
 import numpy as np
 
-from voxarena.convert.hifigan import ONNX_FILE, SOURCE
 from voxarena.converted import ConvertedModel, load_converted
 from voxarena.sdk import GeneratorModel, SynthesisRequest, SynthesisResult
 from voxarena.sdk.vocoding import INPUT_RESAMPLER, output_clip, source_signal
 
 from . import mel
+from .source import ONNX_FILE, SOURCE
 
 CHUNK_FRAMES = 512  # ~5.9 s of audio per generator call
 # Receptive field of V1, in mel frames each side: conv_pre 3, the first transposed convolution 1,

@@ -1,23 +1,16 @@
-"""The orchestrator's channel steps (``voxarena.orchestrator.run.channel``) as a transform service, kind CHANNEL:
-the same code, so with the same seed it gives the bytes the built-in steps give (without noise, any seed). Each
-step is off by default; on, in this order: ``resample_hz`` (the clip stays at the new rate, as a channel
+"""The channel DSP (``voxarena.dsp.channel``, the orchestrator's built-in channel steps) as a transform service,
+kind CHANNEL: the same code, so with the same seed it gives the bytes the built-in steps give (without noise,
+any seed). Each step is off by default; on, in this order: ``resample_hz`` (the clip stays at the new rate, as a channel
 leaves it), ``codec`` (with ``compression`` for mp3/opus/vorbis; a telephone codec works at 8 kHz),
 ``noise`` at ``noise_snr_db``, ``gain_db``. The answer is PCM 16, clipped at full scale, as the built-in
 conditions store it; the request's seed seeds the noise."""
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
-from voxarena.orchestrator.run.channel import CODECS, COMPRESSIBLE, ChannelError, apply_condition
+from voxarena.dsp.channel import CODECS, COMPRESSIBLE, ChannelError, DspStep, apply_steps
 from voxarena.sdk import InvalidArgument, Option, OptionRange, TransformModel, TransformRequest, TransformResult
 
 RATES = ("off", "8000", "11025", "16000", "22050", "24000", "32000", "44100", "48000")
-_NONE = {"resample": None, "codec": None, "compression": None, "noise_snr_db": None, "noise": "white"}
-
-
-def _step(**kw: object) -> SimpleNamespace:
-    return SimpleNamespace(**{**_NONE, "gain_db": None, "transform": None, "attack": None, **kw})
 
 
 class ChannelModel(TransformModel):
@@ -48,18 +41,18 @@ class ChannelModel(TransformModel):
 
     def transform(self, request: TransformRequest) -> TransformResult:
         o = request.options
-        steps = []
+        steps: list[DspStep] = []
         if o["resample_hz"] != "off":
-            steps.append(_step(resample=int(o["resample_hz"])))
+            steps.append(DspStep(resample=int(o["resample_hz"])))
         if o["codec"] != "none":
             compression = float(o["compression"]) if o["codec"] in COMPRESSIBLE else None
-            steps.append(_step(codec=o["codec"], compression=compression))
+            steps.append(DspStep(codec=o["codec"], compression=compression))
         if o["noise"] != "off":
-            steps.append(_step(noise_snr_db=float(o["noise_snr_db"]), noise=o["noise"]))
+            steps.append(DspStep(noise_snr_db=float(o["noise_snr_db"]), noise=o["noise"]))
         if float(o["gain_db"]) != 0:
-            steps.append(_step(gain_db=float(o["gain_db"])))
+            steps.append(DspStep(gain_db=float(o["gain_db"])))
         try:
-            clip, done = apply_condition(request.audio, steps, request.seed)
+            clip, done = apply_steps(request.audio, steps, request.seed)
         except ChannelError as e:
             raise InvalidArgument(str(e)) from None
         except RuntimeError as e:  # libsndfile refusing an encoding

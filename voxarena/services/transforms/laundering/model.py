@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from voxarena.codec import AudioClip, resample
-from voxarena.orchestrator.run.channel import CODECS, COMPRESSIBLE, codec_roundtrip, coloured_noise
+from voxarena.dsp.channel import CODECS, COMPRESSIBLE, codec_roundtrip, coloured_noise
 from voxarena.sdk import InvalidArgument, Option, OptionRange, TransformModel, TransformRequest, TransformResult
 
 RATES = ("off", "8000", "11025", "16000", "22050", "24000")
