@@ -7,7 +7,8 @@ importer's own layer or one below it:
 - contract: the vendor's wheel, ``sdk/src/voxarena`` (stubs, SDK, conformance, codec, tasks, transport,
   lifecycle); it imports nothing of the project.
 - shared: the facts and the signal processing both sides of the contract use: ``hashing`` (file sha256),
-  ``metric_catalogue`` (every metric's identity: direction, unit, default, inputs), ``catalogue`` (every service's identity),
+  ``metric_catalogue`` (every metric's identity: direction, unit, default, inputs), ``catalogue`` (every
+  service's identity),
   ``dsp`` (the channel DSP the transform services and the orchestrator's conditions run).
 - stats: the pure statistics core.
 - services: the model services, the scorer, ``converted`` (loading converted models and their source
