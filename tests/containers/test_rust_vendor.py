@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_vendor_examples import docker, wait_healthy  # this folder is on sys.path (pytest prepend mode)
+from test_vendor_examples import docker, run_hardened, wait_healthy  # this folder is on sys.path (pytest prepend mode)
 
 pytestmark = [pytest.mark.container, pytest.mark.slow]
 REPO = Path(__file__).resolve().parents[2]
@@ -52,14 +52,7 @@ def running(context):
         for role, tag in IMAGES.items():
             built = docker("build", "--build-arg", f"SERVICE={role}", "-t", tag, ".", cwd=context, timeout=2400)
             assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
-            run = docker(
-                "run", "-d", "--rm", "-p", "127.0.0.1::50051", "--read-only", "--tmpfs", "/tmp",
-                "--cap-drop", "ALL", "--security-opt", "no-new-privileges", tag,
-            )  # fmt: skip
-            assert run.returncode == 0, run.stderr
-            container = run.stdout.strip()
-            port = docker("port", container, "50051/tcp").stdout.splitlines()[0].rsplit(":", 1)[1]
-            started[role] = (f"127.0.0.1:{port}", container)
+            started[role] = run_hardened(tag)
         for _, container in started.values():
             wait_healthy(container)
         yield started

@@ -89,20 +89,26 @@ def running(vendor_wheels, tmp_path_factory):
             folder = vendor_folder(name, outside, vendor_wheels)
             built = docker("build", "--build-arg", "PIP_NO_INDEX=1", "-t", tag, ".", cwd=folder, timeout=1800)
             assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
-            run = docker(
-                "run", "-d", "--rm", "-p", "127.0.0.1::50051", "--read-only", "--tmpfs", "/tmp",
-                "--cap-drop", "ALL", "--security-opt", "no-new-privileges", tag,
-            )  # fmt: skip
-            assert run.returncode == 0, run.stderr
-            container = run.stdout.strip()
-            port = docker("port", container, "50051/tcp").stdout.splitlines()[0].rsplit(":", 1)[1]
-            started[name] = (f"127.0.0.1:{port}", container)
+            started[name] = run_hardened(tag)
         for _, container in started.values():
             wait_healthy(container)
         yield started
     finally:
         for _, container in started.values():
             docker("stop", "-t", "5", container)
+
+
+def run_hardened(tag: str) -> tuple[str, str]:
+    """``tag`` run detached as a vendor's image runs in the arena (read-only, tmpfs /tmp, no capabilities),
+    its port 50051 published on the loopback: (address, container id)."""
+    run = docker(
+        "run", "-d", "--rm", "-p", "127.0.0.1::50051", "--read-only", "--tmpfs", "/tmp",
+        "--cap-drop", "ALL", "--security-opt", "no-new-privileges", tag,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    container = run.stdout.strip()
+    port = docker("port", container, "50051/tcp").stdout.splitlines()[0].rsplit(":", 1)[1]
+    return f"127.0.0.1:{port}", container
 
 
 def wait_healthy(container: str, seconds: float = 120) -> None:

@@ -60,3 +60,39 @@ pub async fn stop_signal() {
     }
     eprintln!("signal received, draining");
 }
+
+/// The `main` of a service: the command line, `--healthcheck`, then grpc.health.v1 and `$server`
+/// (a tonic service server, its message limits set) until SIGTERM. A macro: tonic's generated servers
+/// share no trait that names all `add_service` needs.
+#[macro_export]
+macro_rules! serve_main {
+    ($name:expr, $server:ty, $model:expr) => {{
+        let args = match $crate::server::args() {
+            Ok(a) => a,
+            Err(e) => {
+                eprintln!("{}: {e}", $name);
+                return std::process::ExitCode::from(2);
+            }
+        };
+        if args.healthcheck {
+            return $crate::server::healthcheck(args.port).await;
+        }
+        let (mut health, health_service) = tonic_health::server::health_reporter();
+        health.set_serving::<$server>().await;
+        let limit = $crate::contract::MAX_MESSAGE_BYTES;
+        let service = <$server>::new($model).max_decoding_message_size(limit).max_encoding_message_size(limit);
+        eprintln!("{}: SERVING on port {}", $name, args.port);
+        let served = tonic::transport::Server::builder()
+            .add_service(health_service)
+            .add_service(service)
+            .serve_with_shutdown($crate::server::address(args.port), $crate::server::stop_signal())
+            .await;
+        match served {
+            Ok(()) => std::process::ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("{}: {e}", $name);
+                std::process::ExitCode::FAILURE
+            }
+        }
+    }};
+}

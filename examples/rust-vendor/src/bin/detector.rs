@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 use std::process::ExitCode;
 
-use acme_rs::contract::{self, invalid, Stopwatch, MAX_MESSAGE_BYTES};
+use acme_rs::contract::{self, invalid, Stopwatch};
 use acme_rs::flatness;
 use acme_rs::pb::detector_service_server::{DetectorService, DetectorServiceServer};
 use acme_rs::pb::score_batch_item::Outcome;
@@ -11,7 +11,6 @@ use acme_rs::pb::{
     self, DetectorInfo, GetInfoRequest, ItemError, ScoreBatchItem, ScoreBatchRequest, ScoreBatchResponse,
     ScoreRequest, ScoreResponse,
 };
-use acme_rs::server;
 use tonic::{Code, Request, Response, Status};
 
 const NAME: &str = "acme-flatness-rs";
@@ -115,32 +114,5 @@ fn status_code(status: &Status) -> i32 {
 
 #[tokio::main]
 async fn main() -> ExitCode {
-    let args = match server::args() {
-        Ok(a) => a,
-        Err(e) => {
-            eprintln!("{NAME}: {e}");
-            return ExitCode::from(2);
-        }
-    };
-    if args.healthcheck {
-        return server::healthcheck(args.port).await;
-    }
-    let (mut health, health_service) = tonic_health::server::health_reporter();
-    health.set_serving::<DetectorServiceServer<AcmeFlatness>>().await;
-    let service = DetectorServiceServer::new(AcmeFlatness)
-        .max_decoding_message_size(MAX_MESSAGE_BYTES)
-        .max_encoding_message_size(MAX_MESSAGE_BYTES);
-    eprintln!("{NAME}: SERVING on port {}", args.port);
-    let served = tonic::transport::Server::builder()
-        .add_service(health_service)
-        .add_service(service)
-        .serve_with_shutdown(server::address(args.port), server::stop_signal())
-        .await;
-    match served {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("{NAME}: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    acme_rs::serve_main!(NAME, DetectorServiceServer<AcmeFlatness>, AcmeFlatness)
 }

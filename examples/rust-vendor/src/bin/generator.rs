@@ -3,11 +3,10 @@
 use std::collections::HashMap;
 use std::process::ExitCode;
 
-use acme_rs::contract::{self, invalid, Stopwatch, MAX_MESSAGE_BYTES};
+use acme_rs::contract::{self, invalid, Stopwatch};
 use acme_rs::formant::{self, VoiceShape};
 use acme_rs::pb::generator_service_server::{GeneratorService, GeneratorServiceServer};
 use acme_rs::pb::{self, GeneratorInfo, GetInfoRequest, SynthesizeRequest, SynthesizeResponse, Task};
-use acme_rs::server;
 use tonic::{Request, Response, Status};
 
 const NAME: &str = "acme-formant-rs";
@@ -56,6 +55,7 @@ fn info() -> GeneratorInfo {
         options: options(),
         max_text_chars: MAX_TEXT_CHARS as u32,
         max_source_seconds: 0.0, // takes no audio
+        min_source_seconds: 0.0,
     }
 }
 
@@ -121,32 +121,5 @@ impl GeneratorService for AcmeFormant {
 
 #[tokio::main]
 async fn main() -> ExitCode {
-    let args = match server::args() {
-        Ok(a) => a,
-        Err(e) => {
-            eprintln!("{NAME}: {e}");
-            return ExitCode::from(2);
-        }
-    };
-    if args.healthcheck {
-        return server::healthcheck(args.port).await;
-    }
-    let (mut health, health_service) = tonic_health::server::health_reporter();
-    health.set_serving::<GeneratorServiceServer<AcmeFormant>>().await;
-    let service = GeneratorServiceServer::new(AcmeFormant)
-        .max_decoding_message_size(MAX_MESSAGE_BYTES)
-        .max_encoding_message_size(MAX_MESSAGE_BYTES);
-    eprintln!("{NAME}: SERVING on port {}", args.port);
-    let served = tonic::transport::Server::builder()
-        .add_service(health_service)
-        .add_service(service)
-        .serve_with_shutdown(server::address(args.port), server::stop_signal())
-        .await;
-    match served {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("{NAME}: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    acme_rs::serve_main!(NAME, GeneratorServiceServer<AcmeFormant>, AcmeFormant)
 }
