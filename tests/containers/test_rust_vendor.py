@@ -17,7 +17,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_vendor_examples import docker, run_hardened, wait_healthy  # this folder is on sys.path (pytest prepend mode)
+from test_vendor_examples import (
+    assert_vendor_arena,
+    docker,
+    run_hardened,
+    wait_healthy,
+)  # this folder is on sys.path (pytest prepend mode)
 
 pytestmark = [pytest.mark.container, pytest.mark.slow]
 REPO = Path(__file__).resolve().parents[2]
@@ -92,10 +97,4 @@ def test_the_rust_services_play_an_arena_by_image(running, tmp_path, speech_dir,
     record = run_arena(config, tmp_path / "run")
     launched = json.loads((tmp_path / "run" / "run.json").read_text())["services"]
     assert {launched[n]["mode"] for n in ("acme-formant-rs", "acme-flatness-rs")} == {"image"}, record
-    generations = [json.loads(line) for line in (tmp_path / "run" / "generations.jsonl").read_text().splitlines()]
-    assert len(generations) == 3 and {g["status"] for g in generations} == {"ok"}, generations
-    detections = [json.loads(line) for line in (tmp_path / "run" / "detections.jsonl").read_text().splitlines()]
-    assert {d["generator"] for d in detections} == {"bonafide", "acme-formant-rs"}
-    assert {d["status"] for d in detections} == {"ok"} and not any(d["is_llr"] for d in detections)
-    rows = read_csv(tmp_path / "run" / "metrics" / "detection_metrics.csv")
-    assert ("acme-flatness-rs", "acme-formant-rs") in {(r["detector"], r["generator"]) for r in rows}
+    assert_vendor_arena(tmp_path / "run", "acme-formant-rs", "acme-flatness-rs", read_csv)

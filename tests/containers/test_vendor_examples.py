@@ -160,10 +160,16 @@ def test_both_examples_play_an_arena(running, by, tmp_path, speech_dir, make_con
     if by == "image":
         launched = json.loads((tmp_path / "run" / "run.json").read_text())["services"]
         assert {launched[n]["mode"] for n in ("acme-formant", "acme-flatness")} == {"image"}, record
-    generations = [json.loads(line) for line in (tmp_path / "run" / "generations.jsonl").read_text().splitlines()]
+    assert_vendor_arena(tmp_path / "run", "acme-formant", "acme-flatness", read_csv)
+
+
+def assert_vendor_arena(run: Path, generator: str, detector: str, read_csv) -> None:
+    """A 3-item TTS arena of one vendor generator and one uncalibrated vendor detector: every clip made,
+    every clip scored (not as LLRs), and the pair's row in the detection metrics."""
+    generations = [json.loads(line) for line in (run / "generations.jsonl").read_text().splitlines()]
     assert len(generations) == 3 and {g["status"] for g in generations} == {"ok"}, generations
-    detections = [json.loads(line) for line in (tmp_path / "run" / "detections.jsonl").read_text().splitlines()]
-    assert {d["generator"] for d in detections} == {"bonafide", "acme-formant"}
+    detections = [json.loads(line) for line in (run / "detections.jsonl").read_text().splitlines()]
+    assert {d["generator"] for d in detections} == {"bonafide", generator}
     assert {d["status"] for d in detections} == {"ok"} and not any(d["is_llr"] for d in detections)
-    rows = read_csv(tmp_path / "run" / "metrics" / "detection_metrics.csv")
-    assert ("acme-flatness", "acme-formant") in {(r["detector"], r["generator"]) for r in rows}
+    rows = read_csv(run / "metrics" / "detection_metrics.csv")
+    assert (detector, generator) in {(r["detector"], r["generator"]) for r in rows}
