@@ -35,7 +35,10 @@ BUILDS = {
     "template-detector": {"detector.py": TEMPLATE / "detector.py", "Dockerfile": TEMPLATE / "Dockerfile.detector"},
 }
 # Checks that do not apply to a model: a TTS-only generator takes no audio to reject.
-NOT_APPLICABLE = {name: {"bad audio rejected"} if name.endswith("generator") else set() for name in BUILDS}
+NOT_APPLICABLE = {
+    name: {"bad audio rejected", "source under min_source_seconds rejected"} if name.endswith("generator") else set()
+    for name in BUILDS
+}
 
 
 def docker(*args: str, timeout: float = 600, cwd: Path | None = None) -> subprocess.CompletedProcess:

@@ -20,7 +20,11 @@ EXAMPLES = REPO / "examples"
 SDK_ROOT = REPO / "sdk" / "src" / "voxarena"
 # example folder -> (package, the SDK model class in package.service)
 MODELS = {"vendor-generator": ("acme_formant", "AcmeFormant"), "vendor-detector": ("acme_flatness", "AcmeFlatness")}
-NOT_APPLICABLE = {"vendor-generator": {"bad audio rejected"}, "vendor-detector": set()}
+# Checks that do not apply: a TTS-only generator takes no audio to reject, nor a source to be too short.
+NOT_APPLICABLE = {
+    "vendor-generator": {"bad audio rejected", "source under min_source_seconds rejected"},
+    "vendor-detector": set(),
+}
 
 
 @pytest.fixture

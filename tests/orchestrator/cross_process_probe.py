@@ -38,6 +38,7 @@ from voxarena.orchestrator.run.merge import TABLES, ShardDir, check_shards, unio
 from voxarena.orchestrator.run.plan import Plan, reference_items
 from voxarena.orchestrator.run.shard import Shard
 from voxarena.orchestrator.store.clips import Clip
+from voxarena.orchestrator.store.records import GenerationRecord
 from voxarena.orchestrator.store.run_store import RunStore
 
 RUN_SEED = 11
@@ -115,7 +116,7 @@ def shard_facts(manifest: ManifestSet, work: Path) -> dict:
 def plan_facts(manifest: ManifestSet, work: Path) -> dict:
     """The plan's order and ids: references, jobs, the rows expected of the whole run and of a shard."""
     plan = plan_of(manifest)
-    gens = {i: {"id": i, "status": "ok"} for g in plan.generators for i in plan.generation_ids(g)}
+    gens = {i: generation_record({"id": i, "status": "ok"}) for g in plan.generators for i in plan.generation_ids(g)}
     rows = plan.service_rows(gens)
     shard_plan = plan_of(manifest, Shard(1, 3))
     return {
@@ -141,7 +142,7 @@ def degradation_facts(manifest: ManifestSet, work: Path) -> dict:
     for it in manifest.items[:4]:
         for c in conditions:
             clip = degrade(Clip.of_item(it), c)
-            out[f"{c}|{it.id}"] = [store.degradations.get(f"{c}|{it.id}")["audio"], _sha(clip.samples.tobytes())]
+            out[f"{c}|{it.id}"] = [store.degradations.get(f"{c}|{it.id}").audio, _sha(clip.samples.tobytes())]
     store.close()
     return out
 
@@ -224,6 +225,12 @@ def facts(dataset_csv: str, work: Path) -> dict:
 
 
 # ------------------------------------------------------------------------------------------ shards
+def generation_record(row: dict) -> GenerationRecord:
+    """A stand-in generation row as the record the plan reads: its identity from its id."""
+    generator, task, item = row["id"].split("|")[:3]
+    return GenerationRecord.from_dict({**row, "generator": generator, "task": task, "item": item, "seed": 0})
+
+
 def write_shards(dataset_csv: str, out: Path, n: int) -> None:
     """The N shard directories as N orchestrators would leave them: each with the frozen manifest, a
     run.json, and one row for every generation, detection and measurement its plan holds."""
@@ -246,9 +253,9 @@ def write_shards(dataset_csv: str, out: Path, n: int) -> None:
         gens = {}
         for g in plan.generators:
             for i in plan.generation_ids(g):
-                gens[i] = {"id": i, "status": "ok", "iteration": 2 if "|i2d" in i else 1}
+                gens[i] = generation_record({"id": i, "status": "ok", "iteration": 2 if "|i2d" in i else 1})
         rows = plan.service_rows(gens)
-        tables = {"generations": list(gens.values())}
+        tables = {"generations": [r.to_dict() for r in gens.values()]}
         tables["detections"] = [{"id": i, "status": "ok"} for i in sorted(rows["detections"])]
         tables["measurements"] = [{"id": i, "status": "ok"} for i in sorted(rows["measurements"])]
         for t, table in tables.items():
