@@ -21,24 +21,11 @@ def validate_generation(
     min_duration: float,
     max_duration: float,
 ) -> AudioClip:
-    if response.request_id != request.request_id:
-        raise ResponseInvalid(f"{item_id}: request_id echo {response.request_id!r} != sent {request.request_id!r}")
-    if response.seed != request.seed:
-        raise ResponseInvalid(f"{item_id}: seed echo {response.seed} != sent {request.seed}")
-    if not response.HasField("audio"):
-        raise ResponseInvalid(f"{item_id}: response has no audio")
-    try:
-        clip = decode_audio(response.audio, item_id)  # non-empty, mono, positive rate, finite, whole samples
-    except AudioFormatError as e:
-        raise ResponseInvalid(str(e)) from None
+    clip = _echoed_audio(item_id, request, response)
     if clip.sample_rate != declared_rate:
         raise ResponseInvalid(f"{item_id}: sample_rate {clip.sample_rate} != declared {declared_rate}")
     if not min_duration <= clip.duration <= max_duration:
         raise ResponseInvalid(f"{item_id}: duration {clip.duration:.3f} s outside [{min_duration}, {max_duration}] s")
-    if clip.samples.dtype.kind == "f" and float(abs(clip.samples).max()) > 1.0 + 1e-6:
-        raise ResponseInvalid(
-            f"{item_id}: float samples exceed full scale (max |x| = {float(abs(clip.samples).max()):.3f})"
-        )
     t = response.timing
     if not response.HasField("timing") or not math.isfinite(t.wall_seconds) or t.wall_seconds < 0:
         raise ResponseInvalid(f"{item_id}: missing or invalid timing")
@@ -59,18 +46,28 @@ def validate_transform(
     request_id: str, request: transform_pb2.TransformRequest, response: transform_pb2.TransformResponse
 ) -> AudioClip:
     """A transform's answer: its echoes, and audio that decodes (mono, finite, within full scale)."""
+    return _echoed_audio(request_id, request, response)
+
+
+def _echoed_audio(
+    item_id: str,
+    request: generator_pb2.SynthesizeRequest | transform_pb2.TransformRequest,
+    response: generator_pb2.SynthesizeResponse | transform_pb2.TransformResponse,
+) -> AudioClip:
+    """An answer that echoes the request's id and seed and carries audio that decodes (non-empty, mono,
+    positive rate, finite, whole samples) within full scale."""
     if response.request_id != request.request_id:
-        raise ResponseInvalid(f"{request_id}: request_id echo {response.request_id!r} != sent {request.request_id!r}")
+        raise ResponseInvalid(f"{item_id}: request_id echo {response.request_id!r} != sent {request.request_id!r}")
     if response.seed != request.seed:
-        raise ResponseInvalid(f"{request_id}: seed echo {response.seed} != sent {request.seed}")
+        raise ResponseInvalid(f"{item_id}: seed echo {response.seed} != sent {request.seed}")
     if not response.HasField("audio"):
-        raise ResponseInvalid(f"{request_id}: response has no audio")
+        raise ResponseInvalid(f"{item_id}: response has no audio")
     try:
-        clip = decode_audio(response.audio, request_id)
+        clip = decode_audio(response.audio, item_id)
     except AudioFormatError as e:
         raise ResponseInvalid(str(e)) from None
     if clip.samples.dtype.kind == "f" and float(abs(clip.samples).max()) > 1.0 + 1e-6:
         raise ResponseInvalid(
-            f"{request_id}: float samples exceed full scale (max |x| = {float(abs(clip.samples).max()):.3f})"
+            f"{item_id}: float samples exceed full scale (max |x| = {float(abs(clip.samples).max()):.3f})"
         )
     return clip
