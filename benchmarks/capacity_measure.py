@@ -32,6 +32,7 @@ sys.path.insert(0, str(REPO))
 from voxarena.orchestrator.run.channel import apply_condition, condition_seed  # noqa: E402
 from voxarena.orchestrator.run.config import ChannelStep  # noqa: E402
 from voxarena.orchestrator.store.clips import read_clip  # noqa: E402
+from voxarena.orchestrator.store.json_lines import read_json_lines  # noqa: E402
 from voxarena.v1 import scorer_pb2  # noqa: E402
 
 TABLES = ("manifest", "generations", "detections", "degradations", "measurements")
@@ -95,14 +96,7 @@ class Measured:
 def read_rows(path: Path) -> list[dict]:
     if not path.exists():
         return []
-    rows = []
-    for n, line in enumerate(path.read_text().splitlines(), 1):
-        if line.strip():
-            try:
-                rows.append(json.loads(line))
-            except json.JSONDecodeError as e:
-                raise RunReadError(f"{path}:{n}: not JSON ({e.msg})") from None
-    return rows
+    return read_json_lines(path, RunReadError)
 
 
 def instant(stamp: str) -> datetime:

@@ -19,9 +19,8 @@ from pathlib import Path
 import pytest
 from test_vendor_examples import (
     assert_vendor_arena,
+    built_and_running,
     docker,
-    run_hardened,
-    wait_healthy,
 )  # this folder is on sys.path (pytest prepend mode)
 
 pytestmark = [pytest.mark.container, pytest.mark.slow]
@@ -52,18 +51,8 @@ def context(tmp_path_factory) -> Path:
 @pytest.fixture(scope="module")
 def running(context):
     """role -> (address, container id): both images built from the context, run hardened."""
-    started: dict[str, tuple[str, str]] = {}
-    try:
-        for role, tag in IMAGES.items():
-            built = docker("build", "--build-arg", f"SERVICE={role}", "-t", tag, ".", cwd=context, timeout=2400)
-            assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
-            started[role] = run_hardened(tag)
-        for _, container in started.values():
-            wait_healthy(container)
+    with built_and_running((role, tag, context, [f"SERVICE={role}"]) for role, tag in IMAGES.items()) as started:
         yield started
-    finally:
-        for _, container in started.values():
-            docker("stop", "-t", "5", container)
 
 
 @pytest.mark.parametrize("role", list(IMAGES))

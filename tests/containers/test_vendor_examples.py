@@ -19,6 +19,8 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -85,14 +87,25 @@ def running(vendor_wheels, tmp_path_factory):
     """name -> (address, container id), each image built from a vendor's folder outside the repository."""
     outside = tmp_path_factory.mktemp("vendor")
     assert not outside.resolve().is_relative_to(REPO)
+    builds = (
+        (name, f"voxarena-example/{name}:test", vendor_folder(name, outside, vendor_wheels), ["PIP_NO_INDEX=1"])
+        for name in BUILDS
+    )
+    with built_and_running(builds) as started:
+        yield started
+
+
+@contextmanager
+def built_and_running(builds: Iterable[tuple[str, str, Path, list[str]]]) -> Iterator[dict[str, tuple[str, str]]]:
+    """key -> (address, container id): each (key, tag, folder, build args) built as ``tag`` and run hardened
+    until healthy; every container stopped (and so removed) at the end."""
     started: dict[str, tuple[str, str]] = {}
     try:
-        for name in BUILDS:
-            tag = f"voxarena-example/{name}:test"
-            folder = vendor_folder(name, outside, vendor_wheels)
-            built = docker("build", "--build-arg", "PIP_NO_INDEX=1", "-t", tag, ".", cwd=folder, timeout=1800)
+        for key, tag, folder, build_args in builds:
+            args = [a for arg in build_args for a in ("--build-arg", arg)]
+            built = docker("build", *args, "-t", tag, ".", cwd=folder, timeout=2400)
             assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
-            started[name] = run_hardened(tag)
+            started[key] = run_hardened(tag)
         for _, container in started.values():
             wait_healthy(container)
         yield started

@@ -36,7 +36,7 @@ def _khz(rate: int) -> str:
 
 def native_rate(cls: type) -> str:
     """The native rate(s) GetInfo declares: the class's, and any voice's own (flite's kal is 8 kHz)."""
-    own = [c for c in cls.__mro__ if not c.__module__.startswith(("voxarena.sdk", "builtins"))]
+    own = [c for c in cls.__mro__ if c.__module__ not in ("voxarena.sdk.model", "builtins")]  # not the role's default
     declared = any("native_sample_rate" in vars(c) for c in own)
     rate = int(cls.native_sample_rate)  # type: ignore[attr-defined]
     if issubclass(cls, TransformModel) and rate == 0:

@@ -11,6 +11,7 @@ from pathlib import Path
 import typer
 
 from voxarena.orchestrator.cli.output import console, fail, print_json
+from voxarena.stats.composite import EPSILON, RECONSTRUCTION_WEIGHTS, TTS_WEIGHTS
 
 metrics_app = typer.Typer(
     no_args_is_help=True, help="The metric catalogue, and metrics from files (ASVspoof score and key files)."
@@ -102,41 +103,30 @@ def metrics_export(run_dir: Path = typer.Argument(...), out: Path = typer.Option
         console.print(str(path))
 
 
-def _composite_generators(kind: str, table: Path, weights: str | None, epsilon: float) -> None:
-    from voxarena.orchestrator.run.offline import InputFileError, composite_generators, parse_weights
-    from voxarena.stats.composite import RECONSTRUCTION_WEIGHTS, TTS_WEIGHTS
+def _generator_composite(kind: str, weights: dict[str, float], doc: str) -> None:
+    """Register ``composite KIND``: the composite of the SoK paper with ``weights`` (its columns and defaults)."""
+    example = ",".join(f"{name}={value:g}" for name, value in weights.items())
 
-    try:
-        w = parse_weights(weights, TTS_WEIGHTS if kind == "tts" else RECONSTRUCTION_WEIGHTS)
-        print_json(composite_generators(table, kind, w, epsilon))
-    except InputFileError as e:
-        fail(e)
+    def command(
+        metrics_csv: Path = typer.Argument(..., help=f"CSV with a system column and {', '.join(weights)}"),
+        weights_text: str | None = typer.Option(None, "--weights", help=f"e.g. {example}"),
+        epsilon: float = typer.Option(EPSILON, help="floor of the normalised metrics"),
+    ) -> None:
+        from voxarena.orchestrator.run.offline import InputFileError, composite_generators, parse_weights
 
+        try:
+            print_json(composite_generators(metrics_csv, kind, parse_weights(weights_text, weights), epsilon))
+        except InputFileError as e:
+            fail(e)
 
-@composite_app.command("tts")
-def composite_tts(
-    metrics_csv: Path = typer.Argument(..., help="CSV with a system column and dnsmos, sim, psnr, wer, rtf, params_m"),
-    weights: str | None = typer.Option(
-        None, help="e.g. dnsmos=0.25,sim=0.25,psnr=0.15,wer=0.2,rtf=0.075,params_m=0.075"
-    ),
-    epsilon: float = typer.Option(0.1, help="floor of the normalised metrics"),
-) -> None:
-    """F_TTS of every system (higher is better), as JSON."""
-    _composite_generators("tts", metrics_csv, weights, epsilon)
+    command.__doc__ = doc
+    composite_app.command(kind)(command)
 
 
-@composite_app.command("reconstruction")
-def composite_reconstruction(
-    metrics_csv: Path = typer.Argument(
-        ..., help="CSV with a system column and dnsmos, pesq, psnr, ssim, rtf, params_m"
-    ),
-    weights: str | None = typer.Option(
-        None, help="e.g. dnsmos=0.25,pesq=0.225,psnr=0.15,ssim=0.225,rtf=0.075,params_m=0.075"
-    ),
-    epsilon: float = typer.Option(0.1, help="floor of the normalised metrics"),
-) -> None:
-    """F_reconstruction of every system (higher is better), as JSON."""
-    _composite_generators("reconstruction", metrics_csv, weights, epsilon)
+_generator_composite("tts", TTS_WEIGHTS, "F_TTS of every system (higher is better), as JSON.")
+_generator_composite(
+    "reconstruction", RECONSTRUCTION_WEIGHTS, "F_reconstruction of every system (higher is better), as JSON."
+)
 
 
 @composite_app.command("detectors")

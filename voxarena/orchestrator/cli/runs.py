@@ -4,11 +4,15 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 import typer
 
 from voxarena.orchestrator.cli.output import console, err, fail, print_json
 from voxarena.orchestrator.cli.triage import PLATFORM_HELP, print_failed
+
+BaselineRun = Annotated[Path, typer.Argument(help="baseline run")]
+ComparedRun = Annotated[Path, typer.Argument(help="run to compare")]
 
 
 def status(
@@ -89,9 +93,7 @@ def compare(
         raise typer.Exit(1)
 
 
-def compare_check(
-    run_a: Path = typer.Argument(..., help="baseline run"), run_b: Path = typer.Argument(..., help="run to compare")
-) -> None:
+def compare_check(run_a: BaselineRun, run_b: ComparedRun) -> None:
     """Same protocol? Manifest, seeds, tasks, scorer fingerprint, service versions and weights; exit 1 listing \
 what differs."""
     from voxarena.orchestrator.metrics.compare import protocol_differences
@@ -111,8 +113,8 @@ what differs."""
 
 
 def compare_timing_cmd(
-    run_a: Path = typer.Argument(..., help="baseline run"),
-    run_b: Path = typer.Argument(..., help="run to compare"),
+    run_a: BaselineRun,
+    run_b: ComparedRun,
     json_out: bool = typer.Option(False, "--json"),
 ) -> None:
     """Wall times per service and timing scope (matching scopes only), first request apart from the median of \

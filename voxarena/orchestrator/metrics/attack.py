@@ -87,6 +87,39 @@ def _scores(store: RunStore) -> dict[tuple[str, str, str], list[float]]:
     return scores
 
 
+def _pooled(scores: dict[tuple[str, str, str], list[float]], detector: str, condition: str, names) -> np.ndarray:
+    """The one-shot scores of ``detector`` on the clips of ``names`` (generators, or "bonafide") under ``condition``."""
+    return np.array([x for g in names for x in scores.get((detector, condition, g), [])])
+
+
+def _clean_threshold(scores, detector: str, generators: list[str]) -> tuple[float, float] | None:
+    """(EER, threshold) of ``detector`` on the clean clips, every generator pooled; None without both classes."""
+    bona_clean, spoof_clean = (
+        _pooled(scores, detector, CLEAN, ["bonafide"]),
+        _pooled(scores, detector, CLEAN, generators),
+    )
+    if bona_clean.size == 0 or spoof_clean.size == 0:
+        return None
+    return eer(bona_clean, spoof_clean)
+
+
+def _attack_row(head: dict[str, Any], scores, d: str, condition: str, names, clean_eer, accepted: str) -> dict:
+    """``head`` then what detector ``d``'s clean threshold lets through of ``names``' spoofs, clean and under
+    ``condition`` (``accepted``: the column of the attacked share), and its EER under ``condition``."""
+    eer_clean, threshold = clean_eer
+    clean, attacked = _pooled(scores, d, CLEAN, names), _pooled(scores, d, condition, names)
+    bona_attacked = _pooled(scores, d, condition, ["bonafide"])
+    return {
+        **head,
+        "n_spoof": int(attacked.size),
+        "threshold_clean": threshold,
+        "eer_clean": eer_clean,
+        "accepted_clean": _share(clean > threshold),
+        accepted: _share(attacked > threshold),
+        "eer_attacked": eer(bona_attacked, attacked)[0] if bona_attacked.size and attacked.size else math.nan,
+    }
+
+
 def transfer_rows(store: RunStore, cfg, detectors: list[str]) -> list[dict[str, Any]]:
     """Every attack condition x every detector, pooled over generators (the transfer matrix)."""
     targets = attack_conditions(cfg)
@@ -97,28 +130,10 @@ def transfer_rows(store: RunStore, cfg, detectors: list[str]) -> list[dict[str, 
     out = []
     for condition, target in targets.items():
         for d in detectors:
-            bona_clean = np.array(scores.get((d, CLEAN, "bonafide"), []))
-            clean = np.array([x for g in generators for x in scores.get((d, CLEAN, g), [])])
-            attacked = np.array([x for g in generators for x in scores.get((d, condition, g), [])])
-            bona_attacked = np.array(scores.get((d, condition, "bonafide"), []))
-            if bona_clean.size == 0 or clean.size == 0:
-                continue
-            eer_clean, threshold = eer(bona_clean, clean)
-            out.append(
-                {
-                    "condition": condition,
-                    "target": target,
-                    "detector": d,
-                    "n_spoof": int(attacked.size),
-                    "threshold_clean": threshold,
-                    "eer_clean": eer_clean,
-                    "accepted_clean": _share(clean > threshold),
-                    "accepted_attacked": _share(attacked > threshold),
-                    "eer_attacked": eer(bona_attacked, attacked)[0]
-                    if bona_attacked.size and attacked.size
-                    else math.nan,
-                }
-            )
+            clean_eer = _clean_threshold(scores, d, generators)
+            if clean_eer is not None:
+                head = {"condition": condition, "target": target, "detector": d}
+                out.append(_attack_row(head, scores, d, condition, generators, clean_eer, "accepted_attacked"))
     return out
 
 
@@ -139,31 +154,17 @@ def attack_rows(store: RunStore, cfg, scorer=None) -> list[dict[str, Any]]:
     generators = sorted({g for (_, _, g) in scores if g != "bonafide"})
     out = []
     for condition, target in targets.items():
-        bona_clean = np.array(scores.get((target, CLEAN, "bonafide"), []))
-        spoof_clean_all = np.array([x for g in generators for x in scores.get((target, CLEAN, g), [])])
-        if bona_clean.size == 0 or spoof_clean_all.size == 0:
+        clean_eer = _clean_threshold(scores, target, generators)
+        if clean_eer is None:
             continue
-        eer_clean, threshold = eer(bona_clean, spoof_clean_all)
-        bona_attacked = np.array(scores.get((target, condition, "bonafide"), []))
         done = attacks.get(condition, [])
         for generator in [*generators, "pooled"]:
             names = generators if generator == "pooled" else [generator]
-            clean = np.array([x for g in names for x in scores.get((target, CLEAN, g), [])])
-            attacked = np.array([x for g in names for x in scores.get((target, condition, g), [])])
             mine = [a for a in done if generator == "pooled" or a["generator"] == generator]
+            head = {"condition": condition, "target": target, "generator": generator}
             out.append(
                 {
-                    "condition": condition,
-                    "target": target,
-                    "generator": generator,
-                    "n_spoof": int(attacked.size),
-                    "threshold_clean": threshold,
-                    "eer_clean": eer_clean,
-                    "accepted_clean": _share(clean > threshold),
-                    "success_rate": _share(attacked > threshold),
-                    "eer_attacked": eer(bona_attacked, attacked)[0]
-                    if bona_attacked.size and attacked.size
-                    else math.nan,
+                    **_attack_row(head, scores, target, condition, names, clean_eer, "success_rate"),
                     "median_queries": statistics.median(a["queries"] for a in mine) if mine else math.nan,
                     "mean_snr_db": _mean([a["snr_db"] for a in mine if a["snr_db"] is not None]),
                     "mean_score_gain": _mean([a["score"] - a["original_score"] for a in mine]),

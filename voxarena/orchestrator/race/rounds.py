@@ -41,8 +41,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import yaml
-from pydantic import Field, ValidationError
+from pydantic import Field
 from rich.console import Console
 
 from voxarena.catalogue import SERVICES, WEIGHTS_METADATA, Service
@@ -50,7 +49,7 @@ from voxarena.lifecycle import PARENT_ENV
 from voxarena.orchestrator.errors import RunError
 from voxarena.orchestrator.fleet.service_config import Strict
 from voxarena.orchestrator.race.report import generator_eers, most_evasive, write_race_outputs
-from voxarena.orchestrator.run.config import RunConfig, ServiceConfig, load_config
+from voxarena.orchestrator.run.config import RunConfig, ServiceConfig, load_config, read_yaml_mapping, validated
 from voxarena.orchestrator.run.pipeline import Arena, now_utc
 from voxarena.orchestrator.run.status import run_status
 from voxarena.orchestrator.store import dir_lock
@@ -93,22 +92,7 @@ class LoadedRace:
 
 def load_race(path: Path) -> LoadedRace:
     """Read and check a race file and the two run configs it names (paths relative to it)."""
-    try:
-        data = yaml.safe_load(path.read_text()) or {}
-    except FileNotFoundError:
-        raise RaceError(f"{path}: no such race file") from None
-    except yaml.YAMLError as e:
-        raise RaceError(f"{path}: not valid YAML: {e}") from None
-    if not isinstance(data, dict):
-        raise RaceError(f"{path}: expected a mapping at the top level")
-    try:
-        cfg = RaceConfig.model_validate(data)
-    except ValidationError as e:
-        lines = []
-        for err in e.errors():
-            msg = "unknown key" if err["type"] == "extra_forbidden" else err["msg"].removeprefix("Value error, ")
-            lines.append(f"{path}: {'.'.join(str(x) for x in err['loc'])}: {msg}")
-        raise RaceError("\n".join(lines)) from None
+    cfg = validated(RaceConfig, read_yaml_mapping(path, "race file", RaceError), path, RaceError)
     base = path.resolve().parent
     training = load_config(base / cfg.training)
     evaluation = load_config(base / cfg.evaluation)

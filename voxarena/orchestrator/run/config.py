@@ -9,10 +9,10 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Literal, overload
+from typing import Literal, TypeVar, overload
 
 import yaml
-from pydantic import Field, ValidationError, model_validator
+from pydantic import BaseModel, Field, ValidationError, model_validator
 
 from voxarena.orchestrator.fleet.service_config import (
     TRANSPORT_SECTIONS,
@@ -29,6 +29,8 @@ from voxarena.orchestrator.fleet.service_config import (
     protocol_view,
 )
 from voxarena.tasks import TASKS, task_inputs
+
+_M = TypeVar("_M", bound=BaseModel)
 
 # The service entries' models live in service_config; importers read them from here as well.
 __all__ = [
@@ -262,29 +264,40 @@ def _set_dotted(data: dict, dotted: str, value: object) -> None:
     node[keys[-1]] = value
 
 
-def load_config(path: str | Path, overrides: dict[str, object] | None = None) -> RunConfig:
-    """Read, override (dotted keys, e.g. ``protocol.seed``), validate and resolve paths."""
-    path = Path(path)
+def read_yaml_mapping(path: Path, what: str, error: type[Exception]) -> dict:
+    """The mapping at the top of the YAML file ``path`` (a ``what``); ``error`` naming the file and the reason."""
     try:
         data = yaml.safe_load(path.read_text()) or {}
     except FileNotFoundError:
-        raise ConfigError(f"{path}: no such config file") from None
+        raise error(f"{path}: no such {what}") from None
     except yaml.YAMLError as e:
-        raise ConfigError(f"{path}: not valid YAML: {e}") from None
+        raise error(f"{path}: not valid YAML: {e}") from None
     if not isinstance(data, dict):
-        raise ConfigError(f"{path}: expected a mapping at the top level")
-    for key, value in (overrides or {}).items():
-        if value is not None:
-            _set_dotted(data, key, value)
+        raise error(f"{path}: expected a mapping at the top level")
+    return data
+
+
+def validated(model: type[_M], data: dict, path: Path, error: type[Exception]) -> _M:
+    """``model`` from ``data``; ``error`` with a line per problem: the file, the dotted key, the reason."""
     try:
-        cfg = RunConfig.model_validate(data)
+        return model.model_validate(data)
     except ValidationError as e:
         problems = []
         for err in e.errors():
             loc = ".".join(str(x) for x in _location(err["loc"]))
             msg = "unknown key" if err["type"] == "extra_forbidden" else err["msg"].removeprefix("Value error, ")
             problems.append(f"{path}: {loc}: {msg}")
-        raise ConfigError("\n".join(problems)) from None
+        raise error("\n".join(problems)) from None
+
+
+def load_config(path: str | Path, overrides: dict[str, object] | None = None) -> RunConfig:
+    """Read, override (dotted keys, e.g. ``protocol.seed``), validate and resolve paths."""
+    path = Path(path)
+    data = read_yaml_mapping(path, "config file", ConfigError)
+    for key, value in (overrides or {}).items():
+        if value is not None:
+            _set_dotted(data, key, value)
+    cfg = validated(RunConfig, data, path, ConfigError)
     base = path.resolve().parent
     ds = cfg.dataset
     try:

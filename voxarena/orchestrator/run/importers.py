@@ -10,7 +10,6 @@ Items without text take prompts from ``dataset.prompts``; ``build_manifest`` pic
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import soundfile as sf
@@ -26,6 +25,7 @@ from voxarena.orchestrator.run.manifest import (
     read_prompts,
     text_hash,
 )
+from voxarena.orchestrator.store.json_lines import read_json_lines
 
 
 def _read_transcripts(chapter_dir: Path) -> dict[str, str]:
@@ -176,13 +176,7 @@ def build_table_manifest(ds: DatasetConfig, run_seed: int) -> ManifestSet:
     if not path.is_file():
         raise DatasetError(f"manifest table {path} does not exist")
     if path.suffix.lower() in (".jsonl", ".ndjson"):
-        rows = []
-        for n, line in enumerate(path.read_text().splitlines(), 1):
-            if line.strip():
-                try:
-                    rows.append(json.loads(line))
-                except json.JSONDecodeError as e:
-                    raise DatasetError(f"{path}:{n}: not JSON ({e.msg})") from None
+        rows = read_json_lines(path, DatasetError)
     else:
         with open(path, newline="") as f:
             rows = list(csv.DictReader(f))

@@ -175,11 +175,7 @@ class Detect:
                 condition=condition,
                 clip=c.id,
                 kind=c.kind,
-                generator=c.generator,
-                task=c.task,
-                iteration=c.iteration,
-                item=c.item.id,
-                speaker=c.item.speaker,
+                **c.origin(),
             )
             try:
                 request = score_request(base.id, self.degrade(c, condition), svc.cfg)
@@ -236,11 +232,7 @@ class Measure:
             base = MeasurementRecord(
                 id=c.id,
                 status="pending",  # until the scorer's answer is known
-                generator=c.generator,
-                task=c.task,
-                iteration=c.iteration,
-                item=c.item.id,
-                speaker=c.item.speaker,
+                **c.origin(),
             )
             try:
                 reqs.append(measure_request(c, self.metrics, self.items))

@@ -9,6 +9,7 @@ import hashlib
 import io
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from voxarena.codec import AudioClip, AudioFormatError, read_audio_file
 from voxarena.orchestrator.run.manifest import ManifestItem, corpus_attack, is_corpus_spoof
@@ -49,6 +50,16 @@ class Clip:
     @property
     def iteration(self) -> int:
         return self.gen_row.i2d_iteration if self.gen_row is not None else 1
+
+    def origin(self) -> dict[str, Any]:
+        """What every row made of this clip records of it: generator, task, I2D iteration, item, speaker."""
+        return {
+            "generator": self.generator,
+            "task": self.task,
+            "iteration": self.iteration,
+            "item": self.item.id,
+            "speaker": self.item.speaker,
+        }
 
     def generation(self) -> GenerationRecord:
         """The generations row of a generated clip."""

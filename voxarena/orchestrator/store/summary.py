@@ -33,39 +33,37 @@ def print_summary(run_dir: Path, console: Console) -> None:
     _print_composites(run_dir, console)
 
 
+def _print_table(console: Console, title: str, columns, rows, row_names: bool = False, caption: str | None = None):
+    """A table of ``rows`` under ``columns``, right-aligned (the first column left with ``row_names``)."""
+    t = Table(title=title, caption=caption)
+    for i, c in enumerate(columns):
+        t.add_column(c, justify="left" if row_names and i == 0 else "right")
+    for row in rows:
+        t.add_row(*row)
+    console.print(t)
+
+
 def _print_conditions(det: list[dict], detectors: list[str], console: Console) -> None:
     conditions = list(dict.fromkeys(condition_of(r) for r in det))
     if len(conditions) < 2:
         return
-    t = Table(title="Pooled EER per channel condition (every clip degraded before detection)")
-    t.add_column("condition")
-    for d in detectors:
-        t.add_column(d, justify="right")
     by = {(r["detector"], condition_of(r)): r["eer"] for r in det if r["generator"] == "pooled"}
-    for c in conditions:
-        t.add_row(c, *[_pct(by.get((d, c), "")) for d in detectors])
-    console.print(t)
+    rows = [(c, *[_pct(by.get((d, c), "")) for d in detectors]) for c in conditions]
+    title = "Pooled EER per channel condition (every clip degraded before detection)"
+    _print_table(console, title, ["condition", *detectors], rows, row_names=True)
 
 
 def _print_i2d(run_dir: Path, console: Console) -> None:
-    path = run_dir / "metrics" / "i2d_aggregates.csv"
-    rows = read_csv(path)
-    if not rows:
-        return
-    t = Table(title="I2D aggregates (higher = better for the generator; metrics/i2d_iterations.csv has each iteration)")
-    for c in ("generator", "task", "metric", "mean", "lwa", "ewa", "auc"):
-        t.add_column(c, justify="right")
-    for r in rows:
-        t.add_row(r["generator"], r["task"], r["metric"], *[_num(r[k]) for k in ("mean", "lwa", "ewa", "auc")])
-    console.print(t)
+    rows = read_csv(run_dir / "metrics" / "i2d_aggregates.csv")
+    if rows:
+        title = "I2D aggregates (higher = better for the generator; metrics/i2d_iterations.csv has each iteration)"
+        columns = ("generator", "task", "metric", "mean", "lwa", "ewa", "auc")
+        cells = [(r["generator"], r["task"], r["metric"], *[_num(r[k]) for k in columns[3:]]) for r in rows]
+        _print_table(console, title, columns, cells)
 
 
 def _print_detection(det: list[dict], generators: list[str], detectors: list[str], console: Console) -> None:
     # Generators as rows: an arena has many more generators than detectors.
-    t = Table(title="EER, generator x detector (lower = the detector wins)")
-    t.add_column("generator")
-    for d in detectors:
-        t.add_column(d, justify="right")
     by = {(r["detector"], r["generator"]): r for r in det}
 
     def cell(d: str, g: str) -> str:
@@ -74,27 +72,19 @@ def _print_detection(det: list[dict], generators: list[str], detectors: list[str
         seen = by[(d, g)].get("attack_seen_in_training") == "yes"
         return _pct(by[(d, g)]["eer"]) + (" *" if seen else "")
 
-    for g in generators:
-        t.add_row(g, *[cell(d, g) for d in detectors])
-    if any(r.get("attack_seen_in_training") == "yes" for r in det):
-        t.caption = "* the detector was trained on this generator's speech (a seen attack)"
-    console.print(t)
-    t2 = Table(title="minDCF / actDCF / Cllr (pooled)")
-    for c in ("detector", "n_bonafide", "n_spoof", "eer", "min_dcf", "act_dcf", "cllr", "llr?"):
-        t2.add_column(c, justify="right")
-    for r in det:
-        if r["generator"] == "pooled":
-            t2.add_row(
-                r["detector"],
-                r["n_bonafide"],
-                r["n_spoof"],
-                _pct(r["eer"]),
-                _num(r["min_dcf"]),
-                _num(r["act_dcf"]),
-                _num(r["cllr"]),
-                r["scores_are_llr"],
-            )
-    console.print(t2)
+    seen_any = any(r.get("attack_seen_in_training") == "yes" for r in det)
+    caption = "* the detector was trained on this generator's speech (a seen attack)" if seen_any else None
+    rows = [(g, *[cell(d, g) for d in detectors]) for g in generators]
+    title = "EER, generator x detector (lower = the detector wins)"
+    _print_table(console, title, ["generator", *detectors], rows, row_names=True, caption=caption)
+    columns = ("detector", "n_bonafide", "n_spoof", "eer", "min_dcf", "act_dcf", "cllr", "llr?")
+    rows = [
+        (r["detector"], r["n_bonafide"], r["n_spoof"], _pct(r["eer"]), *[_num(r[k]) for k in columns[4:7]])
+        + (r["scores_are_llr"],)
+        for r in det
+        if r["generator"] == "pooled"
+    ]
+    _print_table(console, "minDCF / actDCF / Cllr (pooled)", columns, rows)
 
 
 HEADLINE_GENERATOR_COLUMNS = ("wer", "cer", "sim", "dnsmos", "pesq", "mcd", "rtf", "params_m")
@@ -104,24 +94,18 @@ def _print_generators(gen: list[dict], console: Console) -> None:
     """The headline columns the run has (CIs and sub-scores stay in the CSV)."""
     present = set(gen[0]) if gen else set()
     metric_cols = [c for c in HEADLINE_GENERATOR_COLUMNS if c in present]
-    t3 = Table(title="Generators (metrics/generator_metrics.csv has the 95% CIs)")
-    for c in ["generator", "ok", "failed"] + metric_cols:
-        t3.add_column(c, justify="right")
-    for r in gen:
-        t3.add_row(
-            r["generator"], r["n_ok"], r["n_failed"], *[_num(r[c], 1 if c == "params_m" else 3) for c in metric_cols]
-        )
-    console.print(t3)
+    rows = [
+        (r["generator"], r["n_ok"], r["n_failed"], *[_num(r[c], 1 if c == "params_m" else 3) for c in metric_cols])
+        for r in gen
+    ]
+    title = "Generators (metrics/generator_metrics.csv has the 95% CIs)"
+    _print_table(console, title, ["generator", "ok", "failed", *metric_cols], rows)
 
 
 def _print_composites(run_dir: Path, console: Console) -> None:
-    path = run_dir / "metrics" / "composite_scores.csv"
-    rows = read_csv(path)
-    if not rows:
-        return
-    t = Table(title="Composite scores (SoK): F_TTS and F_reconstruction higher = better, detector S lower = better")
-    for c in ("kind", "rank", "system", "score"):
-        t.add_column(c, justify="right")
-    for r in sorted(rows, key=lambda r: (r["kind"], int(r["rank"]) if r["rank"] else 0)):
-        t.add_row(r["kind"], r["rank"], r["system"], _num(r["score"], 4))
-    console.print(t)
+    rows = read_csv(run_dir / "metrics" / "composite_scores.csv")
+    if rows:
+        title = "Composite scores (SoK): F_TTS and F_reconstruction higher = better, detector S lower = better"
+        ranked = sorted(rows, key=lambda r: (r["kind"], int(r["rank"]) if r["rank"] else 0))
+        cells = [(r["kind"], r["rank"], r["system"], _num(r["score"], 4)) for r in ranked]
+        _print_table(console, title, ("kind", "rank", "system", "score"), cells)

@@ -79,8 +79,13 @@ ONNX_FILE = "model.onnx"
 
 
 class OnnxDetector(TrainedDetector):
-    """A trained network served from ``model.onnx``; subclasses define ``featurize`` (16 kHz in, time last out)."""
+    """A network trained here (``make train-detectors``), served from ``model.onnx``, version 1.0.0; subclasses
+    define ``featurize`` (16 kHz in, time last out)."""
 
+    version = "1.0.0"
+    licence = (
+        "Apache-2.0 (VoxArena implementation; weights trained on LibriSpeech, CC BY 4.0, and seen-generator speech)"
+    )
     weight_files = (ONNX_FILE,)
     native_sample_rate = 16000
     max_batch_size = 16
@@ -99,3 +104,12 @@ class OnnxDetector(TrainedDetector):
         return self.scorer.score(
             [self.featurize(resample(c.samples, c.sample_rate, 16000).astype(np.float32)) for c in clips]
         )
+
+
+class RawWaveformDetector(OnnxDetector):
+    """An end-to-end network on the raw waveform: its input is the 16 kHz samples themselves."""
+
+    family = "END_TO_END_RAW_WAVEFORM"
+
+    def featurize(self, samples: np.ndarray) -> np.ndarray:
+        return samples.astype(np.float32)

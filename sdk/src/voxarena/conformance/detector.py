@@ -26,6 +26,7 @@ What is sent and what is required (each check named as in the report):
 from __future__ import annotations
 
 import math
+from functools import partial
 
 import grpc
 import numpy as np
@@ -33,7 +34,7 @@ import numpy as np
 from voxarena.codec import AudioClip, encode_audio, resample
 from voxarena.v1 import common_pb2, detector_pb2, detector_pb2_grpc
 
-from .evidence import close, describe_audio, describe_error, summarise
+from .evidence import answered_at_once, close, describe_audio, describe_error, summarise
 from .probes import UNKNOWN_OPTION, bad_audio
 from .session import CONCURRENT, OVERSIZE_BYTES, Session
 
@@ -82,12 +83,7 @@ class DetectorChecks:
 
     def run(self) -> None:
         s = self.s
-        info = s.call_ok(
-            "GetInfo",
-            lambda: self.stub.GetInfo(common_pb2.GetInfoRequest(), timeout=s.timeout),
-            "GetInfo",
-            record=False,
-        )
+        info = s.get_info(self.stub)
         if info is None:
             return
         self.info = info
@@ -178,10 +174,8 @@ class DetectorChecks:
             detector_pb2.ScoreRequest(request_id=f"conformance-batch-{i}", audio=a) for i, a in enumerate(self.clips, 1)
         ]
         sent = describe_batch(items)
-        try:
-            resp = self.batch(items)
-        except grpc.RpcError as e:
-            self.s.add(name, False, sent, describe_error(e), "a score per clip")
+        resp = self.s.call_ok(name, lambda: self.batch(items), sent, record=False, expected="a score per clip")
+        if resp is None:
             return
         problems = [f"{len(resp.items)} items for {len(items)} clips"] if len(resp.items) != len(items) else []
         for i, (req, item, single) in enumerate(zip(items, resp.items, singles), 1):
@@ -210,10 +204,10 @@ class DetectorChecks:
                 parameters={option.name: option.default_value},
             )
             sent = describe(req)
-            try:
-                resp = self.score(req)
-            except grpc.RpcError as e:
-                self.s.add(name, False, sent, describe_error(e), "a score: the declared default_value is valid")
+            resp = self.s.call_ok(
+                name, partial(self.score, req), sent, False, "a score: the declared default_value is valid"
+            )
+            if resp is None:
                 continue
             ok = not self.info.model.deterministic or resp.score == base
             self.s.add(
@@ -230,14 +224,8 @@ class DetectorChecks:
             detector_pb2.ScoreRequest(request_id=f"conformance-concurrent-{i}", audio=self.clips[i % 2])
             for i in range(CONCURRENT)
         ]
-        futures = [self.stub.Score.future(r, timeout=self.s.timeout) for r in requests]
-        problems = []
-        for i, (r, f) in enumerate(zip(requests, futures)):
-            try:
-                resp = f.result()
-            except grpc.RpcError as e:
-                problems.append(f"{r.request_id!r}: {describe_error(e)}")
-                continue
+        problems: list[str] = []
+        for i, r, resp in answered_at_once(requests, self.stub.Score, self.s.timeout, problems):
             expected = singles[i % 2]
             if resp.request_id != r.request_id:
                 problems.append(f"{r.request_id!r}: request_id {resp.request_id!r}")

@@ -3,6 +3,9 @@ a summary of many answers, and the tolerance a score is compared within."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
 import grpc
 
 from voxarena.codec import AudioFormatError, decode_audio
@@ -49,3 +52,18 @@ def summarise(problems: list[str], total: int, shown: int = 3) -> str:
 def close(a: float, b: float, rel: float = 1e-6) -> bool:
     """Equal within ``rel`` relative to the larger magnitude, absolute ``rel`` below magnitude 1."""
     return abs(a - b) <= rel * max(1.0, abs(a), abs(b))
+
+
+def answered_at_once(
+    requests: Sequence[Any], call: Callable[..., grpc.Future], timeout: float, problems: list[str]
+) -> Iterator[tuple[int, Any, Any]]:
+    """Every request sent at once (``call.future``); then (index, request, response) of each that
+    succeeded, in request order, after a line in ``problems`` for each that failed."""
+    futures = [call.future(r, timeout=timeout) for r in requests]  # type: ignore[attr-defined]
+    for i, (r, f) in enumerate(zip(requests, futures)):
+        try:
+            response = f.result()
+        except grpc.RpcError as e:
+            problems.append(f"{r.request_id!r}: {describe_error(e)}")
+            continue
+        yield i, r, response

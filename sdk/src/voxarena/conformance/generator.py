@@ -36,7 +36,7 @@ import grpc
 import numpy as np
 
 from voxarena.codec import AudioClip, AudioFormatError, decode_audio, encode_audio
-from voxarena.v1 import common_pb2, generator_pb2, generator_pb2_grpc
+from voxarena.v1 import generator_pb2, generator_pb2_grpc
 
 from .evidence import describe_audio, describe_error, first_difference
 from .generator_errors import BadInputs
@@ -96,12 +96,7 @@ class GeneratorChecks:
     # -- the whole run --------------------------------------------------------------------------
     def run(self) -> None:
         s = self.s
-        info = s.call_ok(
-            "GetInfo",
-            lambda: self.stub.GetInfo(common_pb2.GetInfoRequest(), timeout=s.timeout),
-            "GetInfo",
-            record=False,
-        )
+        info = s.get_info(self.stub)
         if info is None:
             return
         self.info = info

@@ -5,13 +5,14 @@ declared rate and, deterministic, the bytes the request gives alone)."""
 
 from __future__ import annotations
 
+from functools import partial
 from typing import TYPE_CHECKING
 
 import grpc
 
 from voxarena.v1 import generator_pb2
 
-from .evidence import describe_audio, describe_error, first_difference, summarise
+from .evidence import answered_at_once, describe_audio, describe_error, first_difference, summarise
 from .generator_requests import SEED, describe, describe_response
 from .session import CONCURRENT
 
@@ -51,10 +52,10 @@ class RepeatedRequests:
             req.request_id = f"conformance-option-{option.name}"
             req.parameters[option.name] = option.default_value
             sent = describe(req)
-            try:
-                resp = self.c.synthesize(req)
-            except grpc.RpcError as e:
-                self.s.add(name, False, sent, describe_error(e), "a response: the declared default_value is valid")
+            resp = self.s.call_ok(
+                name, partial(self.c.synthesize, req), sent, False, "a response: the declared default_value is valid"
+            )
+            if resp is None:
                 continue
             if not self.c.info.model.deterministic:
                 self.s.add(name, True, sent, describe_response(resp))
@@ -80,15 +81,9 @@ class RepeatedRequests:
             r.CopyFrom(pair[i % 2])
             r.request_id = f"conformance-concurrent-{i}"
             requests.append(r)
-        futures: list[grpc.Future] = [self.c.stub.Synthesize.future(r, timeout=self.s.timeout) for r in requests]
-        problems = []
+        problems: list[str] = []
         rate, _ = self.c.declared_rate(pair[0])
-        for i, (r, f) in enumerate(zip(requests, futures)):
-            try:
-                resp = f.result()
-            except grpc.RpcError as e:
-                problems.append(f"{r.request_id!r}: {describe_error(e)}")
-                continue
+        for i, r, resp in answered_at_once(requests, self.c.stub.Synthesize, self.s.timeout, problems):
             wrong = []
             if resp.request_id != r.request_id:
                 wrong.append(f"request_id {resp.request_id!r}, sent {r.request_id!r}")

@@ -23,9 +23,7 @@ from .session import INVALID_UTF8_FIELD, OVERSIZE_BYTES, Session
 
 def check_scorer(s: Session) -> None:
     stub = scorer_pb2_grpc.ScorerServiceStub(s.channel)
-    info = s.call_ok(
-        "GetInfo", lambda: stub.GetInfo(common_pb2.GetInfoRequest(), timeout=s.timeout), "GetInfo", record=False
-    )
+    info = s.get_info(stub)
     if info is None:
         return
     s.model_info(info.model, True, needs_rate=False)  # the scorer takes any rate

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
@@ -96,16 +96,26 @@ class Session:
     def skip(self, name: str, why: str) -> None:
         self.checks.append(Check(name, "SKIP", why, rule=rule_of(self.role, name)))
 
-    def call_ok(self, name: str, call: Callable[[], _R], sent: str = "", record: bool = True) -> _R | None:
-        """The response of a call that must succeed (a FAIL with the status if it does not)."""
+    def call_ok(
+        self, name: str, call: Callable[[], _R], sent: str = "", record: bool = True, expected: str = "a response"
+    ) -> _R | None:
+        """The response of a call that must succeed (a FAIL with the status if it does not, saying
+        ``expected``); a PASS too with ``record``."""
         try:
             response = call()
         except grpc.RpcError as e:
-            self.add(name, False, sent, describe_error(e), "a response")
+            self.add(name, False, sent, describe_error(e), expected)
             return None
         if record:
             self.add(name, True, sent, "answered")
         return response
+
+    def get_info(self, stub: object, record: bool = False) -> Any:
+        """``stub``'s GetInfo answer, or None after a FAIL named ``GetInfo`` (a PASS too with ``record``)."""
+        get_info: Callable[..., Any] = stub.GetInfo  # type: ignore[attr-defined]
+        return self.call_ok(
+            "GetInfo", lambda: get_info(common_pb2.GetInfoRequest(), timeout=self.timeout), "GetInfo", record
+        )
 
     # -- health and error paths ----------------------------------------------------------------
     def health(self) -> str:

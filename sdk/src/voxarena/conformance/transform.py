@@ -22,7 +22,7 @@ import grpc
 import numpy as np
 
 from voxarena.codec import AudioClip, AudioFormatError, decode_audio, encode_audio
-from voxarena.v1 import common_pb2, transform_pb2, transform_pb2_grpc
+from voxarena.v1 import transform_pb2, transform_pb2_grpc
 
 from .evidence import first_difference
 from .probes import UNKNOWN_OPTION, bad_audio
@@ -49,9 +49,7 @@ class TransformChecks:
 
     def run(self) -> None:
         s = self.s
-        info = s.call_ok(
-            "GetInfo", lambda: self.stub.GetInfo(common_pb2.GetInfoRequest(), timeout=s.timeout), "GetInfo"
-        )
+        info = s.get_info(self.stub, record=True)
         if info is None:
             return
         self.info = info

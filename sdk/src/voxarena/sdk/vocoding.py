@@ -1,5 +1,6 @@
 """Shared pieces of the signal-processing generators: source audio in at the model's rate (a
-declared soxr-HQ resampling when it comes at another), float output checked and clipped."""
+declared soxr-HQ resampling when it comes at another), float output checked and clipped; and
+``SignalVocoder``, the facts the copy-synthesis vocoders of signal processing share."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import numpy as np
 from voxarena.codec import RESAMPLER, AudioClip, resample
 
 from .errors import InvalidArgument
+from .model import GeneratorModel, SynthesisRequest
 
 
 def source_signal(clip: AudioClip, rate: int, min_seconds: float = 0.1) -> np.ndarray:
@@ -29,3 +31,23 @@ def output_clip(y: np.ndarray, rate: int) -> AudioClip:
 
 
 INPUT_RESAMPLER = RESAMPLER
+
+
+class SignalVocoder(GeneratorModel):
+    """A copy-synthesis vocoder of signal processing (no trained parameters): RECONSTRUCT of a 16 kHz
+    source, deterministic, sources up to 120 s (longer: INVALID_ARGUMENT, split them; never a hang).
+    ``load`` sets ``engine`` (library and version), which ``metadata`` states with the input resampler."""
+
+    family = "VOCODER_DSP"
+    tasks = ("RECONSTRUCT",)
+    native_sample_rate = 16000
+    deterministic = True
+    max_source_seconds = 120.0
+    engine = ""
+
+    def metadata(self) -> dict[str, str]:
+        return {"engine": self.engine, "input_resampler": INPUT_RESAMPLER}
+
+    def source(self, request: SynthesisRequest) -> np.ndarray:
+        """The request's source clip as float64 at ``native_sample_rate`` (``source_signal``)."""
+        return source_signal(request.source_clip(), self.native_sample_rate)

@@ -16,10 +16,6 @@ from voxarena.services.detectors.onnx_scoring import OnnxDetector
 
 class LfccLcnnModel(OnnxDetector):
     name = "lfcc-lcnn"
-    version = "1.0.0"
-    licence = (
-        "Apache-2.0 (VoxArena implementation; weights trained on LibriSpeech, CC BY 4.0, and seen-generator speech)"
-    )
     family = "HANDCRAFTED_FRONT_END"
     timing_scope = "score: resample to 16 kHz (soxr HQ) + LFCC + LCNN (onnxruntime, 1 thread) over 4 s windows"
     weights_env = "VOXARENA_LFCC_LCNN_WEIGHTS"

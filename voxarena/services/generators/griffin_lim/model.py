@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from voxarena.sdk import GeneratorModel, InvalidArgument, Option, SynthesisRequest, SynthesisResult
-from voxarena.sdk.vocoding import INPUT_RESAMPLER, output_clip, source_signal
+from voxarena.sdk import InvalidArgument, Option, SynthesisRequest, SynthesisResult
+from voxarena.sdk.vocoding import SignalVocoder, output_clip
 
 NNLS_BLOCK_VALUES = 1 << 18  # unknowns (linear bins x frames) of one L-BFGS-B problem
 NNLS_HISTORY = 10  # L-BFGS-B corrections kept (scipy's default; librosa passes n_fft / 2 + 1)
@@ -32,16 +32,11 @@ MAX_SPECTROGRAM_VALUES = 1 << 23
 MAX_GRIFFIN_LIM_WORK = 1_000_000_000
 
 
-class GriffinLimModel(GeneratorModel):
+class GriffinLimModel(SignalVocoder):
     name = "griffin-lim"
     version = "0.2.0"  # 0.2: NNLS over bounded blocks with history 10 (outputs differ from 0.0.0's)
     licence = "Apache-2.0 (VoxArena); librosa ISC"
-    family = "VOCODER_DSP"
-    tasks = ("RECONSTRUCT",)
-    native_sample_rate = 16000
-    deterministic = True
     timing_scope = "synthesis: mel analysis + mel inversion + Griffin-Lim iterations"
-    max_source_seconds = 120.0  # longer sources: INVALID_ARGUMENT (split them), never a hang
     options = (
         Option("n_iter", "Griffin-Lim iterations, 1..500 (frames x n_fft x n_iter at most 1e9)", "32"),
         Option("n_mels", "mel bands, 20..256", "80"),
@@ -52,12 +47,11 @@ class GriffinLimModel(GeneratorModel):
     def load(self) -> None:
         from librosa.version import version  # librosa.__version__, which its type stub omits
 
-        self._version = version
+        self.engine = f"librosa {version}"
 
     def metadata(self) -> dict[str, str]:
         return {
-            "engine": f"librosa {self._version}",
-            "input_resampler": INPUT_RESAMPLER,
+            **super().metadata(),
             "init": "random phase from seed",
             "mel_inversion": f"NNLS, L-BFGS-B history {NNLS_HISTORY}, blocks of {NNLS_BLOCK_VALUES} unknowns, "
             f"at most {NNLS_MAX_ITER} iterations",
@@ -72,7 +66,7 @@ class GriffinLimModel(GeneratorModel):
         n_fft = int(self.float_option(o, "n_fft", 256, 4096))
         hop = int(self.float_option(o, "hop_length", 64, 1024))
         fs = self.native_sample_rate
-        x = source_signal(request.source_clip(), fs).astype(np.float32)
+        x = self.source(request).astype(np.float32)
         check_work(x.size, n_iter, n_fft, hop)
         mel = librosa.feature.melspectrogram(
             y=x, sr=fs, n_fft=n_fft, hop_length=hop, n_mels=n_mels, power=1.0, fmax=fs / 2

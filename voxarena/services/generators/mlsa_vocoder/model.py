@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from voxarena.sdk import GeneratorModel, Option, SynthesisRequest, SynthesisResult
-from voxarena.sdk.vocoding import INPUT_RESAMPLER, output_clip, source_signal
+from voxarena.sdk import Option, SynthesisRequest, SynthesisResult
+from voxarena.sdk.vocoding import SignalVocoder, output_clip
 
 FRAME, HOP = 512, 80  # SPTK's mcep needs a power-of-two frame
 
@@ -32,15 +32,10 @@ def mel_cepstrum(x: np.ndarray, order: int, alpha: float) -> np.ndarray:
     return out
 
 
-class MlsaVocoderModel(GeneratorModel):
+class MlsaVocoderModel(SignalVocoder):
     name = "mlsa-vocoder"
     licence = "Apache-2.0 (VoxArena); pysptk MIT, SPTK modified BSD"
-    family = "VOCODER_DSP"
-    tasks = ("RECONSTRUCT",)
-    native_sample_rate = 16000
-    deterministic = True
     timing_scope = "synthesis: mel-cepstral analysis + SWIPE' pitch + MLSA filtering"
-    max_source_seconds = 120.0  # longer sources: INVALID_ARGUMENT (split them), never a hang
     options = (
         Option("order", "mel-cepstrum order, 10..60", "24"),
         Option("alpha", "all-pass constant, 0..0.8", "0.42"),
@@ -49,15 +44,10 @@ class MlsaVocoderModel(GeneratorModel):
     def load(self) -> None:
         import pysptk
 
-        self._version = pysptk.__version__
+        self.engine = f"pysptk {pysptk.__version__}"
 
     def metadata(self) -> dict[str, str]:
-        return {
-            "engine": f"pysptk {self._version}",
-            "input_resampler": INPUT_RESAMPLER,
-            "frame": f"{FRAME} samples Blackman, hop {HOP}",
-            "pitch": "SWIPE' 60-400 Hz",
-        }
+        return {**super().metadata(), "frame": f"{FRAME} samples Blackman, hop {HOP}", "pitch": "SWIPE' 60-400 Hz"}
 
     def synthesize(self, request: SynthesisRequest) -> SynthesisResult:
         import pysptk
@@ -66,7 +56,7 @@ class MlsaVocoderModel(GeneratorModel):
         order = int(self.float_option(request.parameters, "order", 10, 60))
         alpha = self.float_option(request.parameters, "alpha", 0.0, 0.8)
         fs = self.native_sample_rate
-        x = source_signal(request.source_clip(), fs)
+        x = self.source(request)
         mc = mel_cepstrum(x, order, alpha)
         pitch = pysptk.swipe(x, fs=fs, hopsize=HOP, min=60, max=400, otype="pitch")
         n = min(len(mc), len(pitch))

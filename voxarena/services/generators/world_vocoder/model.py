@@ -4,9 +4,9 @@ parameters, deterministic. Works at 16 kHz; sources at other rates are resampled
 
 from __future__ import annotations
 
-from voxarena.sdk import GeneratorModel, Option, SynthesisRequest, SynthesisResult
+from voxarena.sdk import Option, SynthesisRequest, SynthesisResult
 from voxarena.sdk.errors import InvalidArgument
-from voxarena.sdk.vocoding import INPUT_RESAMPLER, output_clip, source_signal
+from voxarena.sdk.vocoding import SignalVocoder, output_clip
 
 # Analysis frames of one request: WORLD keeps about 12 kB per frame at 16 kHz (envelope and aperiodicity,
 # 513 bins each, float64, and the synthesiser's copies): 145 MB per 12000 frames measured, so ~0.6 GB here.
@@ -27,15 +27,10 @@ def world_features(x, fs: int, frame_period: float, f0_method: str):
     return f0, pw.cheaptrick(x, f0, t, fs), pw.d4c(x, f0, t, fs)
 
 
-class WorldVocoderModel(GeneratorModel):
+class WorldVocoderModel(SignalVocoder):
     name = "world-vocoder"
     licence = "Apache-2.0 (VoxArena); WORLD and pyworld: modified BSD / MIT"
-    family = "VOCODER_DSP"
-    tasks = ("RECONSTRUCT",)
-    native_sample_rate = 16000
-    deterministic = True
     timing_scope = "synthesis: WORLD analysis (F0, CheapTrick, D4C) + synthesis of the source clip"
-    max_source_seconds = 120.0  # longer sources: INVALID_ARGUMENT (split them), never a hang
     options = (
         Option("f0_method", "harvest (accurate) or dio (fast, with StoneMask)", "harvest"),
         Option("frame_period", "analysis frame period in ms, 1..20; source ms / frame_period at most 48000", "5.0"),
@@ -44,17 +39,14 @@ class WorldVocoderModel(GeneratorModel):
     def load(self) -> None:
         import pyworld
 
-        self._version = getattr(pyworld, "__version__", "")
-
-    def metadata(self) -> dict[str, str]:
-        return {"engine": f"pyworld {self._version}", "input_resampler": INPUT_RESAMPLER}
+        self.engine = f"pyworld {getattr(pyworld, '__version__', '')}"
 
     def synthesize(self, request: SynthesisRequest) -> SynthesisResult:
         import pyworld as pw
 
         fs = self.native_sample_rate
         period = self.float_option(request.parameters, "frame_period", 1.0, 20.0)
-        x = source_signal(request.source_clip(), fs)
+        x = self.source(request)
         frames = int(1000 * x.size / fs / period) + 1
         if frames > MAX_WORLD_FRAMES:
             raise InvalidArgument(
