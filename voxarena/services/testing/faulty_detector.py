@@ -26,6 +26,7 @@ FAULTS = {
     "not_deterministic": "declares itself deterministic but adds unseeded noise to every score",
     "refuses_max_batch": "declares max_batch_size 8 but refuses batches of more than 4 clips",
     "shared_state": "keeps the clips in the model across calls: concurrent calls get each other's scores",
+    "segments_miscounted": "gives one segment score too many (the SDK answers INTERNAL)",
 }
 
 
@@ -57,6 +58,10 @@ class FaultyDetector(DummyDetector):
         if fault == "not_deterministic":
             scores = [s + float(np.random.default_rng().normal(0, 0.01)) for s in scores]
         return scores
+
+    def segment_batch(self, clips: list[AudioClip], options: list[dict[str, str]]) -> list[list[float]]:
+        segments = super().segment_batch(clips, options)
+        return [s + [0.0] for s in segments] if self.fault == "segments_miscounted" else segments
 
 
 def _arguments(parser: argparse.ArgumentParser) -> None:

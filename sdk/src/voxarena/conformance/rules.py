@@ -54,6 +54,9 @@ BY_ROLE: dict[str, tuple[tuple[str, str], ...]] = {
         (r"source under min_source_seconds rejected", "generator.min-source"),
     ),
     "detector": (
+        (r"segment hop valid", "detector.segment-hop"),
+        (r"segment scores absent", "detector.segments-asked"),
+        (r"segment scores", "detector.segments"),
         (r"answers", "detector.answers"),
         (r"finite score", "detector.finite-score"),
         (r"is_llr matches calibrated", "detector.is-llr"),

@@ -9,6 +9,7 @@ from __future__ import annotations
 import abc
 import inspect
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -187,6 +188,15 @@ class DetectorModel(_ModelBase):
     max_seconds: ClassVar[float] = 600.0
     # Sample rates (Hz) accepted; empty: any rate the codec accepts (the model resamples).
     sample_rates: ClassVar[tuple[int, ...]] = ()
+    # Segment scores (DetectorInfo.segment_hop_seconds): a model that localises sets its hop in seconds
+    # and defines ``segment_batch``; 0: none (the orchestrator can still derive them by sliding windows).
+    segment_hop_seconds: ClassVar[float] = 0.0
+
+    def segment_batch(self, clips: list[AudioClip], options: list[dict[str, str]]) -> Sequence[Sequence[float]]:
+        """Segment scores of each clip (higher = more bona fide): ``voxarena.segments.segment_count(...)``
+        of them at ``segment_hop_seconds``, the i-th for the clip's time [i x hop, (i + 1) x hop). Called
+        only for the clips whose request set want_segments; the SDK checks the count."""
+        raise NotImplementedError(f"{self.name} declares segment_hop_seconds but defines no segment_batch")
 
     @abc.abstractmethod
     def score_batch(self, clips: list[AudioClip]) -> list[float]:

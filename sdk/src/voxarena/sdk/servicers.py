@@ -11,13 +11,15 @@ from __future__ import annotations
 import time
 
 import grpc
+import numpy as np
 from google.protobuf import timestamp_pb2
 
 from voxarena.codec import AudioClip, AudioFormatError, decode_audio, encode_audio
+from voxarena.segments import segment_count, valid_hop
 from voxarena.tasks import task_inputs
 from voxarena.v1 import common_pb2, detector_pb2, detector_pb2_grpc, generator_pb2, generator_pb2_grpc
 
-from .errors import InvalidArgument, NotReady, ServiceError, Unimplemented
+from .errors import InternalError, InvalidArgument, NotReady, ServiceError, Unimplemented
 from .model import DetectorModel, GeneratorModel, SynthesisRequest, _ModelBase
 
 DEFAULT_MAX_MESSAGE_MB = 64
@@ -207,6 +209,13 @@ class GeneratorServicer(_ModelServicer, generator_pb2_grpc.GeneratorServiceServi
 class DetectorServicer(_ModelServicer, detector_pb2_grpc.DetectorServiceServicer):
     model: DetectorModel
 
+    def __init__(self, model: DetectorModel) -> None:
+        if not valid_hop(model.segment_hop_seconds):
+            raise ValueError(
+                f"{model.name}: segment_hop_seconds {model.segment_hop_seconds} is not 0 or in [0.001, 10]"
+            )
+        super().__init__(model)
+
     def GetInfo(self, request: common_pb2.GetInfoRequest, context: grpc.ServicerContext) -> detector_pb2.DetectorInfo:
         self._require_ready()
         m = self.model
@@ -219,6 +228,7 @@ class DetectorServicer(_ModelServicer, detector_pb2_grpc.DetectorServiceServicer
             min_seconds=m.min_seconds,
             max_seconds=m.max_seconds,
             sample_rates=sorted(m.sample_rates),
+            segment_hop_seconds=m.segment_hop_seconds,
         )
 
     def _clip(self, item: detector_pb2.ScoreRequest) -> tuple[AudioClip, dict[str, str]]:
@@ -240,13 +250,42 @@ class DetectorServicer(_ModelServicer, detector_pb2_grpc.DetectorServiceServicer
             )
         return clip, options
 
+    def _segments(
+        self, clips: list[AudioClip], options: list[dict[str, str]], wanted: list[bool]
+    ) -> list[detector_pb2.SegmentScores | None]:
+        """The segment scores of the clips whose request set want_segments, when the model has them (checked:
+        the contract's count, all finite); None for the others."""
+        m = self.model
+        out: list[detector_pb2.SegmentScores | None] = [None] * len(clips)
+        chosen = [i for i, want in enumerate(wanted) if want] if m.segment_hop_seconds > 0 else []
+        if not chosen:
+            return out
+        answers = m.segment_batch([clips[i] for i in chosen], [options[i] for i in chosen])
+        if len(answers) != len(chosen):
+            raise InternalError(f"{m.name}: segment_batch answered {len(answers)} clips for {len(chosen)}")
+        for i, scores in zip(chosen, answers):
+            values = np.asarray(scores, dtype=np.float32)
+            n = segment_count(clips[i].samples.size, clips[i].sample_rate, m.segment_hop_seconds)
+            if values.shape != (n,) or not np.all(np.isfinite(values)):
+                raise InternalError(
+                    f"{m.name}: {values.size} segment scores for a clip of {clips[i].samples.size} samples at "
+                    f"{clips[i].sample_rate} Hz; the contract asks {n} finite ones at {m.segment_hop_seconds:g} s"
+                )
+            out[i] = detector_pb2.SegmentScores(hop_seconds=m.segment_hop_seconds, scores=values.tolist())
+        return out
+
     def Score(self, request: detector_pb2.ScoreRequest, context: grpc.ServicerContext) -> detector_pb2.ScoreResponse:
         self._require_ready()
         clip, options = self._clip(request)
         with Stopwatch(self.model.timing_scope) as sw:
             (score,) = self.model.llr_scores([clip], [options])
+            (segments,) = self._segments([clip], [options], [request.want_segments])
         return detector_pb2.ScoreResponse(
-            request_id=request.request_id, score=float(score), is_llr=self.model.serves_llr, timing=sw.to_proto()
+            request_id=request.request_id,
+            score=float(score),
+            is_llr=self.model.serves_llr,
+            timing=sw.to_proto(),
+            segments=segments,
         )
 
     def ScoreBatch(
@@ -271,9 +310,11 @@ class DetectorServicer(_ModelServicer, detector_pb2_grpc.DetectorServiceServicer
                 )
         with Stopwatch(m.timing_scope) as sw:
             clips = [clip for _, (clip, _) in good]
-            scores = m.llr_scores(clips, [options for _, (_, options) in good]) if good else []
+            per_options = [options for _, (_, options) in good]
+            scores = m.llr_scores(clips, per_options) if good else []
+            segments = self._segments(clips, per_options, [request.items[i].want_segments for i, _ in good])
         per_clip = sw.wall / max(len(good), 1)
-        for (index, _), score in zip(good, scores):
+        for (index, _), score, segment_scores in zip(good, scores, segments):
             timing = sw.to_proto()
             timing.wall_seconds = per_clip
             timing.cpu_seconds = sw.cpu / max(len(good), 1)
@@ -283,6 +324,7 @@ class DetectorServicer(_ModelServicer, detector_pb2_grpc.DetectorServiceServicer
                     score=float(score),
                     is_llr=m.serves_llr,
                     timing=timing,
+                    segments=segment_scores,
                 )
             )
         return detector_pb2.ScoreBatchResponse(items=outcomes, timing=sw.to_proto())

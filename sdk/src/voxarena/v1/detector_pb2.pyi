@@ -20,7 +20,7 @@ END_TO_END_RAW_WAVEFORM: DetectorFamily
 PRETRAINED_FRONT_END: DetectorFamily
 
 class DetectorInfo(_message.Message):
-    __slots__ = ("model", "family", "calibrated", "max_batch_size", "options", "min_seconds", "max_seconds", "sample_rates")
+    __slots__ = ("model", "family", "calibrated", "max_batch_size", "options", "min_seconds", "max_seconds", "sample_rates", "segment_hop_seconds")
     MODEL_FIELD_NUMBER: _ClassVar[int]
     FAMILY_FIELD_NUMBER: _ClassVar[int]
     CALIBRATED_FIELD_NUMBER: _ClassVar[int]
@@ -29,6 +29,7 @@ class DetectorInfo(_message.Message):
     MIN_SECONDS_FIELD_NUMBER: _ClassVar[int]
     MAX_SECONDS_FIELD_NUMBER: _ClassVar[int]
     SAMPLE_RATES_FIELD_NUMBER: _ClassVar[int]
+    SEGMENT_HOP_SECONDS_FIELD_NUMBER: _ClassVar[int]
     model: _common_pb2.ModelInfo
     family: DetectorFamily
     calibrated: bool
@@ -37,10 +38,11 @@ class DetectorInfo(_message.Message):
     min_seconds: float
     max_seconds: float
     sample_rates: _containers.RepeatedScalarFieldContainer[int]
-    def __init__(self, model: _Optional[_Union[_common_pb2.ModelInfo, _Mapping]] = ..., family: _Optional[_Union[DetectorFamily, str]] = ..., calibrated: _Optional[bool] = ..., max_batch_size: _Optional[int] = ..., options: _Optional[_Iterable[_Union[_common_pb2.OptionSpec, _Mapping]]] = ..., min_seconds: _Optional[float] = ..., max_seconds: _Optional[float] = ..., sample_rates: _Optional[_Iterable[int]] = ...) -> None: ...
+    segment_hop_seconds: float
+    def __init__(self, model: _Optional[_Union[_common_pb2.ModelInfo, _Mapping]] = ..., family: _Optional[_Union[DetectorFamily, str]] = ..., calibrated: _Optional[bool] = ..., max_batch_size: _Optional[int] = ..., options: _Optional[_Iterable[_Union[_common_pb2.OptionSpec, _Mapping]]] = ..., min_seconds: _Optional[float] = ..., max_seconds: _Optional[float] = ..., sample_rates: _Optional[_Iterable[int]] = ..., segment_hop_seconds: _Optional[float] = ...) -> None: ...
 
 class ScoreRequest(_message.Message):
-    __slots__ = ("request_id", "audio", "parameters")
+    __slots__ = ("request_id", "audio", "parameters", "want_segments")
     class ParametersEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -51,22 +53,34 @@ class ScoreRequest(_message.Message):
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     AUDIO_FIELD_NUMBER: _ClassVar[int]
     PARAMETERS_FIELD_NUMBER: _ClassVar[int]
+    WANT_SEGMENTS_FIELD_NUMBER: _ClassVar[int]
     request_id: str
     audio: _common_pb2.Audio
     parameters: _containers.ScalarMap[str, str]
-    def __init__(self, request_id: _Optional[str] = ..., audio: _Optional[_Union[_common_pb2.Audio, _Mapping]] = ..., parameters: _Optional[_Mapping[str, str]] = ...) -> None: ...
+    want_segments: bool
+    def __init__(self, request_id: _Optional[str] = ..., audio: _Optional[_Union[_common_pb2.Audio, _Mapping]] = ..., parameters: _Optional[_Mapping[str, str]] = ..., want_segments: _Optional[bool] = ...) -> None: ...
+
+class SegmentScores(_message.Message):
+    __slots__ = ("hop_seconds", "scores")
+    HOP_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    SCORES_FIELD_NUMBER: _ClassVar[int]
+    hop_seconds: float
+    scores: _containers.RepeatedScalarFieldContainer[float]
+    def __init__(self, hop_seconds: _Optional[float] = ..., scores: _Optional[_Iterable[float]] = ...) -> None: ...
 
 class ScoreResponse(_message.Message):
-    __slots__ = ("request_id", "score", "is_llr", "timing")
+    __slots__ = ("request_id", "score", "is_llr", "timing", "segments")
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     SCORE_FIELD_NUMBER: _ClassVar[int]
     IS_LLR_FIELD_NUMBER: _ClassVar[int]
     TIMING_FIELD_NUMBER: _ClassVar[int]
+    SEGMENTS_FIELD_NUMBER: _ClassVar[int]
     request_id: str
     score: float
     is_llr: bool
     timing: _common_pb2.Timing
-    def __init__(self, request_id: _Optional[str] = ..., score: _Optional[float] = ..., is_llr: _Optional[bool] = ..., timing: _Optional[_Union[_common_pb2.Timing, _Mapping]] = ...) -> None: ...
+    segments: SegmentScores
+    def __init__(self, request_id: _Optional[str] = ..., score: _Optional[float] = ..., is_llr: _Optional[bool] = ..., timing: _Optional[_Union[_common_pb2.Timing, _Mapping]] = ..., segments: _Optional[_Union[SegmentScores, _Mapping]] = ...) -> None: ...
 
 class ScoreBatchRequest(_message.Message):
     __slots__ = ("items",)
