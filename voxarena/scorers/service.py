@@ -24,6 +24,7 @@ from voxarena.sdk.server import Stopwatch
 from voxarena.stats.bootstrap import cluster_intervals
 from voxarena.v1 import common_pb2, scorer_pb2, scorer_pb2_grpc
 
+from .alignment import align, aligner_name
 from .bounds import (
     DEFAULT_CONFIDENCE,
     MAX_CLIP_SECONDS,
@@ -270,6 +271,20 @@ class ScorerServicer(scorer_pb2_grpc.ScorerServiceServicer):
             raise NotReady("scorer is still loading")
         return scorer_pb2.I2DAggregatesResponse(
             trajectories=trajectory_aggregates(request), fingerprint=self._fingerprint
+        )
+
+    def Align(self, request: scorer_pb2.AlignRequest, context: grpc.ServicerContext) -> scorer_pb2.AlignResponse:
+        if not request.request_id:
+            raise InvalidArgument("request_id is empty")
+        try:
+            clip = decode_audio(request.audio)
+        except AudioFormatError as e:
+            raise InvalidArgument(f"audio: {e}") from None
+        words = align(clip, request.text)
+        return scorer_pb2.AlignResponse(
+            request_id=request.request_id,
+            words=[scorer_pb2.AlignedWord(word=w, start_seconds=a, end_seconds=b) for w, a, b in words],
+            aligner=aligner_name(),
         )
 
 

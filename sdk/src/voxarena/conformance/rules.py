@@ -78,6 +78,7 @@ BY_ROLE: dict[str, tuple[tuple[str, str], ...]] = {
     "scorer": (
         (r"declares metrics|unknown metric rejected", "scorer.metrics"),
         (r"fingerprint", "scorer.fingerprint"),
+        (r"Align", "scorer.align"),
         (r"DetectionMetrics|EER of known trials", "scorer.eer"),
         (r"bootstrap .* refused", "scorer.limits"),
         (r"bad clip of a batch fails alone|MeasureClips", "scorer.clip-fails-alone"),

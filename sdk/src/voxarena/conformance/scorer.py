@@ -68,6 +68,12 @@ def check_scorer(s: Session) -> None:
         "MeasureClips metrics=['no-such-metric']",
         (grpc.StatusCode.INVALID_ARGUMENT,),
     )
+    s.expect_error(
+        "Align of an empty transcript rejected",
+        lambda: stub.Align(scorer_pb2.AlignRequest(request_id="conformance-align", audio=audio), timeout=s.timeout),
+        "Align with text ''",
+        (grpc.StatusCode.INVALID_ARGUMENT,),
+    )
     big = common_pb2.Audio(sample_rate=16000, channels=1, encoding=common_pb2.PCM_S16LE, data=b"\0" * OVERSIZE_BYTES)
     s.expect_oversize(
         lambda: stub.MeasureClips(

@@ -451,3 +451,33 @@ class I2DAggregatesResponse(_message.Message):
     trajectories: _containers.RepeatedCompositeFieldContainer[TrajectoryAggregates]
     fingerprint: _containers.ScalarMap[str, str]
     def __init__(self, trajectories: _Optional[_Iterable[_Union[TrajectoryAggregates, _Mapping]]] = ..., fingerprint: _Optional[_Mapping[str, str]] = ...) -> None: ...
+
+class AlignRequest(_message.Message):
+    __slots__ = ("request_id", "audio", "text")
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    AUDIO_FIELD_NUMBER: _ClassVar[int]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    request_id: str
+    audio: _common_pb2.Audio
+    text: str
+    def __init__(self, request_id: _Optional[str] = ..., audio: _Optional[_Union[_common_pb2.Audio, _Mapping]] = ..., text: _Optional[str] = ...) -> None: ...
+
+class AlignedWord(_message.Message):
+    __slots__ = ("word", "start_seconds", "end_seconds")
+    WORD_FIELD_NUMBER: _ClassVar[int]
+    START_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    END_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    word: str
+    start_seconds: float
+    end_seconds: float
+    def __init__(self, word: _Optional[str] = ..., start_seconds: _Optional[float] = ..., end_seconds: _Optional[float] = ...) -> None: ...
+
+class AlignResponse(_message.Message):
+    __slots__ = ("request_id", "words", "aligner")
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    WORDS_FIELD_NUMBER: _ClassVar[int]
+    ALIGNER_FIELD_NUMBER: _ClassVar[int]
+    request_id: str
+    words: _containers.RepeatedCompositeFieldContainer[AlignedWord]
+    aligner: str
+    def __init__(self, request_id: _Optional[str] = ..., words: _Optional[_Iterable[_Union[AlignedWord, _Mapping]]] = ..., aligner: _Optional[str] = ...) -> None: ...

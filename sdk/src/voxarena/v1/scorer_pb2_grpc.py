@@ -65,6 +65,11 @@ class ScorerServiceStub:
                 request_serializer=voxarena_dot_v1_dot_scorer__pb2.I2DAggregatesRequest.SerializeToString,
                 response_deserializer=voxarena_dot_v1_dot_scorer__pb2.I2DAggregatesResponse.FromString,
                 _registered_method=True)
+        self.Align = channel.unary_unary(
+                '/voxarena.v1.ScorerService/Align',
+                request_serializer=voxarena_dot_v1_dot_scorer__pb2.AlignRequest.SerializeToString,
+                response_deserializer=voxarena_dot_v1_dot_scorer__pb2.AlignResponse.FromString,
+                _registered_method=True)
 
 
 class ScorerServiceServicer:
@@ -111,6 +116,16 @@ class ScorerServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Align(self, request, context):
+        """Word boundaries of a clip whose words are known (forced alignment).
+        MUST [scorer.align] The response holds one word per transcript word, in order, each inside the clip
+        with start_seconds < end_seconds, none overlapping the next; a transcript the aligner cannot place
+        (empty, a word outside its dictionary, an alignment that fails) is INVALID_ARGUMENT naming why.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ScorerServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -143,6 +158,11 @@ def add_ScorerServiceServicer_to_server(servicer, server):
                     servicer.I2DAggregates,
                     request_deserializer=voxarena_dot_v1_dot_scorer__pb2.I2DAggregatesRequest.FromString,
                     response_serializer=voxarena_dot_v1_dot_scorer__pb2.I2DAggregatesResponse.SerializeToString,
+            ),
+            'Align': grpc.unary_unary_rpc_method_handler(
+                    servicer.Align,
+                    request_deserializer=voxarena_dot_v1_dot_scorer__pb2.AlignRequest.FromString,
+                    response_serializer=voxarena_dot_v1_dot_scorer__pb2.AlignResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -307,6 +327,33 @@ class ScorerService:
             '/voxarena.v1.ScorerService/I2DAggregates',
             voxarena_dot_v1_dot_scorer__pb2.I2DAggregatesRequest.SerializeToString,
             voxarena_dot_v1_dot_scorer__pb2.I2DAggregatesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Align(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/voxarena.v1.ScorerService/Align',
+            voxarena_dot_v1_dot_scorer__pb2.AlignRequest.SerializeToString,
+            voxarena_dot_v1_dot_scorer__pb2.AlignResponse.FromString,
             options,
             channel_credentials,
             insecure,
