@@ -12,6 +12,7 @@ from typing import Any
 from google.protobuf.message import Message
 
 from voxarena.orchestrator.errors import CallFailed, RunError
+from voxarena.orchestrator.run.partial import is_partial
 from voxarena.orchestrator.store.records import DetectionRecord, GenerationRecord, MeasurementRecord
 from voxarena.v1 import scorer_pb2
 
@@ -48,8 +49,9 @@ class MetricsScorer:
 
 
 def one_shot(row: GenerationRecord | DetectionRecord) -> bool:
-    """The headline tables hold one-shot clips; I2D iterations beyond the first have tables of their own."""
-    return row.i2d_iteration == 1
+    """The headline tables hold one-shot whole clips; I2D iterations beyond the first and partial fakes (which
+    are mostly bona fide speech) have tables of their own."""
+    return row.i2d_iteration == 1 and not is_partial(row.task or "")
 
 
 def bootstrap_settings(cfg) -> scorer_pb2.Bootstrap:

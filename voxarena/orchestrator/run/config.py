@@ -28,6 +28,7 @@ from voxarena.orchestrator.fleet.service_config import (
     config_differences,
     protocol_view,
 )
+from voxarena.orchestrator.run.partial import PartialConfig
 from voxarena.tasks import TASKS, task_inputs
 
 _M = TypeVar("_M", bound=BaseModel)
@@ -134,13 +135,18 @@ class CalibrationSplitConfig(Strict):
 
 class ProtocolConfig(Strict):
     seed: int = 0
-    tasks: list[Literal["TTS", "CLONE", "RECONSTRUCT", "CONVERT"]] = ["TTS"]
+    tasks: list[Literal["TTS", "CLONE", "RECONSTRUCT", "CONVERT", "PARTIAL_VOCODED", "PARTIAL_WORDS"]] = ["TTS"]
     min_duration: float = Field(0.2, gt=0, description="shortest valid generated clip, seconds")
     max_duration: float = Field(120.0, gt=0, description="longest valid generated clip, seconds")
     i2d: I2DConfig | None = Field(None, description="iterative re-referencing of CLONE/CONVERT (off when absent)")
     calibration_split: CalibrationSplitConfig | None = Field(
         None, description="items that fit score fusion, left out of every detection matrix (none when absent)"
     )
+    partial: PartialConfig | None = Field(None, description="how PARTIAL_* tasks splice (the defaults when absent)")
+
+    @property
+    def partial_config(self) -> PartialConfig:
+        return self.partial or PartialConfig()
 
     def depth(self, task: str) -> int:
         """Generations per item for ``task``: the I2D iterations for CLONE/CONVERT, else one."""

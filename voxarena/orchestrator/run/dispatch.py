@@ -56,10 +56,10 @@ class RunProgress:
     def advance(self, bar: TaskID, n: int = 1) -> None:
         self.bars.advance(bar, n)
 
-    def lost(self, iteration: int) -> None:
-        """A generation failed: its detections and its measurement will not come."""
+    def lost(self, iteration: int, measured: bool) -> None:
+        """A generation failed: its detections and, if it was to be measured, its measurement will not come."""
         self._shrink(self.detect, self.plan.detections_per_clip(iteration))
-        if self.plan.measures:
+        if measured:
             self._shrink(self.measure, 1)
 
     def _shrink(self, bar: TaskID, n: int) -> None:
@@ -186,7 +186,7 @@ class Dispatcher:
                     self.progress.advance(self.progress.detect)
                 else:
                     self.detections[(d, condition)].add(clip)
-        if clip.gen_row is not None and self.plan.measures:
+        if clip.gen_row is not None and self.plan.measured(clip.task):
             if settled(self.store.measurements.get(clip.id), self.retry_failed):
                 self.progress.advance(self.progress.measure)
             else:
@@ -199,7 +199,7 @@ class Dispatcher:
         if row.ok:
             self._consume(Clip.of_generation(row, self.items[row.item], self.store.dir))
         else:
-            self.progress.lost(k)
+            self.progress.lost(k, self.plan.measured(row.task))
         job = self.plan.job(row.generator, row.task, row.item)
         if k >= self.plan.depth(job.task):
             return []

@@ -22,6 +22,7 @@ spliced clip, the words replaced and the words said.
 from __future__ import annotations
 
 import zlib
+from typing import Any
 
 import numpy as np
 from pydantic import Field, model_validator
@@ -121,7 +122,7 @@ def make_partial(
     fade = _samples(crossfade_ms / 1000, rate)
     if task == "PARTIAL_VOCODED" and abs(fake.size - x.size) > MAX_LENGTH_MISMATCH * x.size:
         raise PartialError(f"the reconstruction is {fake.size / rate:.3f} s for a {x.size / rate:.3f} s source")
-    records = []
+    records: list[dict[str, Any]] = []
     for first, last in reversed(spans):  # from the end, so that earlier sample positions stay put
         a, b = _samples(words[first][1], rate), min(_samples(words[last][2], rate), x.size)
         if task == "PARTIAL_VOCODED":

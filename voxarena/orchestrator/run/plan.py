@@ -18,11 +18,12 @@ from the whole manifest. A shard has no fused detectors: they are fitted across 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from voxarena.orchestrator.run.config import ProtocolConfig, RunConfig
 from voxarena.orchestrator.run.manifest import ManifestItem, ManifestSet
+from voxarena.orchestrator.run.partial import generator_task, is_partial
 from voxarena.orchestrator.run.shard import Shard
 from voxarena.orchestrator.store.records import GenerationRecord
 from voxarena.orchestrator.store.run_store import CLEAN, detection_id, generation_id
@@ -77,7 +78,9 @@ class Plan:
         self.fused = {} if shard else dict(fused or {})
         self.conditions = [CLEAN, *conditions]
         self.measures = measures
-        self.tasks = {g: [t for t in protocol.tasks if t in declared] for g, declared in generator_tasks.items()}
+        self.tasks = {
+            g: [t for t in protocol.tasks if generator_task(t, declared)] for g, declared in generator_tasks.items()
+        }
         refs = reference_items(manifest)
         # Generators take bona fide inputs only; every corpus clip is scored, spoofs included.
         self.jobs = [
@@ -168,12 +171,17 @@ class Plan:
         return [detection_id(detector, condition, c) for c in clips]
 
     # ---------------------------------------------------------------- measurement
-    def measurement_ids(self, generated: Iterable[str]) -> list[str]:
-        """The measurements expected: one per generated clip, when the scorer is asked for metrics."""
-        return list(generated) if self.measures else []
+    def measured(self, task: str) -> bool:
+        """Whether the scorer measures the clips of ``task``: every generated clip but the partial fakes
+        (mostly bona fide speech: their figures are the localisation tables'), when it is asked for metrics."""
+        return self.measures and not is_partial(task)
+
+    def measurement_ids(self, generated: Mapping[str, GenerationRecord]) -> list[str]:
+        """The measurements expected: one per measured generated clip (``generated``: id -> row)."""
+        return [i for i, row in generated.items() if self.measured(row.task)]
 
     def n_measurements(self) -> int:
-        return self.n_generations() if self.measures else 0
+        return sum(self.depth(j.task) for j in self.jobs if self.measured(j.task))
 
     # ---------------------------------------------------------------- all of it
     def service_rows(self, generations: dict[str, GenerationRecord]) -> dict[str, set[str]]:

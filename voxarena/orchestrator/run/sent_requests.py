@@ -22,6 +22,7 @@ from voxarena.codec import AudioFormatError
 from voxarena.orchestrator.run.channel import condition_seed
 from voxarena.orchestrator.run.config import ServiceConfig
 from voxarena.orchestrator.run.manifest import ManifestItem, ManifestSet
+from voxarena.orchestrator.run.partial import is_partial
 from voxarena.orchestrator.run.plan import GenerationJob, reference_items
 from voxarena.orchestrator.run.stages import measure_request, score_request, synthesize_request
 from voxarena.orchestrator.store.clips import Clip, read_clip
@@ -124,6 +125,14 @@ class SentRequests:
 
     def _generation(self, row: dict[str, Any]) -> list[Sent]:
         gen, task, item = row["generator"], row["task"], self.items[row["item"]]
+        if is_partial(task):
+            how = row.get("partial") or {}
+            note = (
+                f"a partial fake of item {item.id}: the scorer aligned its transcript (Align), {gen} was asked "
+                f"for {how.get('via', 'the fake speech')}, and the answer was spliced in; its spans are the "
+                "row's `partial` (orchestrator export-labels)"
+            )
+            return [Sent(gen, SYNTHESIZE, note=note)]
         job = GenerationJob(gen, task, item, self.references[item.id])
         previous = self.tables.tables["generation"].get(row.get("reference_clip") or "")
         sent = Sent(gen, SYNTHESIZE)

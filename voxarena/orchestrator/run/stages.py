@@ -25,6 +25,8 @@ from voxarena.orchestrator.fleet.fleet import Service, ServiceFleet
 from voxarena.orchestrator.run.config import ProtocolConfig, ServiceConfig
 from voxarena.orchestrator.run.degrade import ConditionFailed, Degrade
 from voxarena.orchestrator.run.manifest import ManifestItem
+from voxarena.orchestrator.run.partial import PartialError, is_partial
+from voxarena.orchestrator.run.partial_stage import MakePartial
 from voxarena.orchestrator.run.plan import GenerationJob
 from voxarena.orchestrator.run.validation import ResponseInvalid, validate_generation, validate_score
 from voxarena.orchestrator.store.clips import Clip, item_audio, read_clip
@@ -33,6 +35,11 @@ from voxarena.orchestrator.store.records import OK, DetectionRecord, GenerationR
 from voxarena.orchestrator.store.run_store import CLEAN, RunStore, detection_id
 from voxarena.tasks import task_inputs
 from voxarena.v1 import detector_pb2, generator_pb2, scorer_pb2
+
+
+def takes_reference(task: str) -> bool:
+    """Whether ``task``'s clip speaks as another speaker (a reference): a partial fake keeps its own speaker."""
+    return not is_partial(task) and task_inputs(task).reference
 
 
 class MissingInput(ValueError):
@@ -103,6 +110,7 @@ def measure_request(c: Clip, metrics: list[str], items: dict[str, ManifestItem])
 class Generate:
     def __init__(self, store: RunStore, fleet: ServiceFleet, protocol: ProtocolConfig) -> None:
         self.store, self.fleet, self.protocol = store, fleet, protocol
+        self.partial = MakePartial(fleet, protocol)
 
     @staticmethod
     def _base(job: GenerationJob, iteration: int, previous: GenerationRecord | None) -> GenerationRecord:
@@ -115,7 +123,7 @@ class Generate:
             seed=job.item.seed,
             iteration=iteration,
             # Whose voice SIM compares with: the target speaker where the task takes one (every I2D iteration).
-            speaker_reference=job.reference.id if task_inputs(job.task).reference else job.item.id,
+            speaker_reference=job.reference.id if takes_reference(job.task) else job.item.id,
             reference_clip=previous.id if previous is not None else None,
         )
 
@@ -125,14 +133,10 @@ class Generate:
         svc = self.fleet[job.generator]
         row = self._base(job, iteration, previous)
         try:
-            req = synthesize_request(job, svc.cfg, self.store.dir, row, previous)
-            resp, attempts = svc.call("Synthesize", req)
-            row.attempts = attempts
-            p = self.protocol
-            timing_scope = svc.role_info(generator_pb2.GeneratorInfo).model.timing_scope
-            clip = validate_generation(
-                row.id, req, resp, svc.declared_rate(), timing_scope, p.min_duration, p.max_duration
-            )
+            if is_partial(job.task):
+                clip, resp = self.partial(job, svc, row)
+            else:
+                clip, resp = self._synthesize(job, svc, row, previous)
             rel, sha = self.store.put_audio(clip_to_wav_bytes(clip))
             row.status = OK
             row.audio, row.audio_sha256 = rel, sha
@@ -143,10 +147,22 @@ class Generate:
             row = call_failed_row(row, e, attempts=e.attempts)
         except ResponseInvalid as e:
             row = failed_row(row, Failure.INVALID_RESPONSE, str(e))
-        except (MissingInput, AudioFormatError) as e:
+        except (MissingInput, AudioFormatError, PartialError) as e:
             row = failed_row(row, Failure.INPUT, str(e))
         self.store.generations.append(row)
         return row
+
+    def _synthesize(
+        self, job: GenerationJob, svc: Service, row: GenerationRecord, previous: GenerationRecord | None
+    ) -> tuple[AudioClip, generator_pb2.SynthesizeResponse]:
+        """One Synthesize call for ``job`` and its validated clip; fills the row's text and attempts."""
+        req = synthesize_request(job, svc.cfg, self.store.dir, row, previous)
+        resp, attempts = svc.call("Synthesize", req)
+        row.attempts = attempts
+        p = self.protocol
+        timing_scope = svc.role_info(generator_pb2.GeneratorInfo).model.timing_scope
+        clip = validate_generation(row.id, req, resp, svc.declared_rate(), timing_scope, p.min_duration, p.max_duration)
+        return clip, resp
 
     def upstream_failed(self, job: GenerationJob, iteration: int, previous: GenerationRecord) -> GenerationRecord:
         """Iteration ``iteration`` of an I2D chain whose previous one failed: nothing to iterate on."""

@@ -118,6 +118,10 @@ class GenerationRecord(Row):
     duration: float | None = None  # ok: seconds, rounded to 6 decimals
     voice: str | None = None  # ok: the voice the generator says it used
     timing: dict[str, Any] | None = None  # ok: the response's ``Timing`` message as JSON (wall_seconds, scope, ...)
+    # ok, PARTIAL_* tasks: how the clip was spliced and its fake spans (``run.partial``): method, via (the
+    # generator task called), aligner, crossfade_ms, spans [{start, end, start_seconds, end_seconds, replaced,
+    # said}], fake_fraction
+    partial: dict[str, Any] | None = None
 
     @property
     def i2d_iteration(self) -> int:
