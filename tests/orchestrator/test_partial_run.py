@@ -103,3 +103,27 @@ def test_a_fake_span_sounds_like_the_generator_and_the_rest_like_the_original(ru
         return spec[np.fft.rfftfreq(y.size, 1 / rate) >= 4000].sum() / spec.sum()
 
     assert high_band(x[fake]) < 0.2 * high_band(x[~fake])
+
+
+def test_labels_export_round_trips(runs, tmp_path):
+    from voxarena.orchestrator.store.labels import export_labels, read_rttm
+    from voxarena.stats.localisation import RESOLUTIONS
+
+    run, _ = runs["a"]
+    export_labels(run, "rttm", tmp_path / "rttm")
+    export_labels(run, "partialspoof", tmp_path / "ps")
+    with open(tmp_path / "rttm" / "clips.tsv") as f:
+        clips = {c: (int(rate), int(n)) for c, _, rate, n in (line.rstrip("\n").split("\t") for line in list(f)[1:])}
+    back = read_rttm(tmp_path / "rttm" / "labels.rttm", {c: rate for c, (rate, _) in clips.items()})
+    rows = partial_rows(run)
+    for clip, (rate, n) in clips.items():
+        row = rows.get(clip)
+        expected = () if row is None else tuple((s["start"], s["end"]) for s in row.partial["spans"])
+        assert back.get(clip, ()) == expected, clip
+        for resolution in RESOLUTIONS:  # PartialSpoof labels: written apart, read off the samples here
+            labels = np.load(tmp_path / "ps" / f"seglab_{resolution:g}.npy", allow_pickle=True).item()[clip]
+            width = int(round(resolution * rate))
+            truth = np.zeros(n, bool)
+            for a, b in expected:
+                truth[a:b] = True
+            assert labels.tolist() == [0 if truth[s : s + width].any() else 1 for s in range(0, n, width)], clip

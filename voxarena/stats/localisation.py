@@ -70,11 +70,11 @@ def boundaries(samples: int, rate: int, hop: float) -> np.ndarray:
     return np.minimum(edges, samples)
 
 
-def segment_labels(clip: LocalisedClip, resolution: float) -> np.ndarray:
-    """True for each segment at ``resolution`` that holds a fake sample."""
-    edges = boundaries(clip.samples, clip.rate, resolution)
+def segment_labels(samples: int, rate: int, fake: Sequence[tuple[int, int]], resolution: float) -> np.ndarray:
+    """True for each segment at ``resolution`` of a clip of ``samples`` that holds a sample of ``fake``."""
+    edges = boundaries(samples, rate, resolution)
     labels = np.zeros(len(edges) - 1, dtype=bool)
-    for start, end in clip.fake:  # segment j overlaps [start, end) iff edges[j] < end and edges[j + 1] > start
+    for start, end in fake:  # segment j overlaps [start, end) iff edges[j] < end and edges[j + 1] > start
         first = int(np.searchsorted(edges, start, side="right")) - 1
         last = int(np.searchsorted(edges, end, side="left")) - 1
         labels[max(first, 0) : last + 1] = True
@@ -95,7 +95,7 @@ def scores_at(clip: LocalisedClip, resolution: float) -> np.ndarray:
 
 def segment_eer(clips: Sequence[LocalisedClip], resolution: float) -> tuple[float, float]:
     """(EER, threshold) over every segment at ``resolution`` of every clip (fake segments are the spoofs)."""
-    labels = np.concatenate([segment_labels(c, resolution) for c in clips])
+    labels = np.concatenate([segment_labels(c.samples, c.rate, c.fake, resolution) for c in clips])
     scores = np.concatenate([scores_at(c, resolution) for c in clips])
     if labels.all() or not labels.any():
         raise ValueError("segment EER needs both bona fide and fake segments")

@@ -17,7 +17,15 @@ from voxarena.orchestrator import ctrl_c
 from voxarena.orchestrator.cli.datasets import datasets_app
 from voxarena.orchestrator.cli.offline import composite_app, metrics_app
 from voxarena.orchestrator.cli.output import console, err, fail
-from voxarena.orchestrator.cli.runs import compare, compare_check, compare_timing_cmd, merge, report, status
+from voxarena.orchestrator.cli.runs import (
+    compare,
+    compare_check,
+    compare_timing_cmd,
+    export_labels_cmd,
+    merge,
+    report,
+    status,
+)
 from voxarena.orchestrator.cli.triage import explain
 from voxarena.orchestrator.fleet.clients import ServiceStartError
 from voxarena.orchestrator.metrics.scorer_client import MetricsInterrupted
@@ -158,6 +166,7 @@ app.command("compare-check")(compare_check)
 app.command("compare-timing")(compare_timing_cmd)
 app.command()(report)
 app.command()(merge)
+app.command("export-labels")(export_labels_cmd)
 app.add_typer(datasets_app, name="datasets")
 app.add_typer(metrics_app, name="metrics")
 app.add_typer(composite_app, name="composite")

@@ -210,3 +210,22 @@ def merge(
     console.print(outcome["summary"], highlight=False, soft_wrap=True)
     if outcome["exit_code"]:
         raise typer.Exit(outcome["exit_code"])
+
+
+def export_labels_cmd(
+    run_dir: Path = typer.Argument(..., help="run directory"),
+    fmt: str = typer.Option(
+        "rttm", "--format", help="rttm (labels.rttm) or partialspoof (seglab_<resolution>.npy/.txt)"
+    ),
+    out: Path | None = typer.Option(None, help="output directory (default: RUN/labels)"),
+) -> None:
+    """The exact truth of every clip the run scored (which samples are fake: bona fide items none, generated
+    clips all, partial fakes their spans), as RTTM or PartialSpoof segment labels, with clips.tsv."""
+    from voxarena.orchestrator.store.labels import export_labels
+
+    try:
+        written = export_labels(run_dir, fmt, out or run_dir / "labels")
+    except (FileNotFoundError, ValueError) as e:
+        fail(e)
+    for path in written:
+        console.print(str(path), highlight=False)
