@@ -218,6 +218,7 @@ TEST_DOUBLES = {
     "dummy-generator": "voxarena.services.testing.dummy_generator",
     "dummy-cloner": "voxarena.services.testing.dummy_cloner",
     "dummy-detector": "voxarena.services.testing.dummy_detector",
+    "whole-detector": "voxarena.services.testing.whole_detector",
     "misbehaving-generator": "voxarena.services.testing.misbehaving_generator",
 }
 

@@ -35,6 +35,7 @@ def runs(tmp_path_factory, speech_dir, make_config, run_arena):
                 "protocol.tasks": TASKS,
                 "protocol.partial": {"spans": 2, "min_words": 1, "max_words": 2, "crossfade_ms": 10},
                 "generators": {"dummy-generator": {}, "dummy-cloner": {}},
+                "detectors": {"dummy-detector": {}, "whole-detector": {}},
             },
         )
         out[name] = (tmp / "run", run_arena(config, tmp / "run"))
@@ -127,3 +128,25 @@ def test_labels_export_round_trips(runs, tmp_path):
             for a, b in expected:
                 truth[a:b] = True
             assert labels.tolist() == [0 if truth[s : s + width].any() else 1 for s in range(0, n, width)], clip
+
+
+def test_segment_scores_native_and_from_windows(runs):
+    """dummy-detector answers its own 20 ms segments; whole-detector's come from 1 s windows every 0.2 s.
+    Only partial fakes and bona fide clips have them, and every count is the clip's."""
+    run, _ = runs["a"]
+    dets = [json.loads(line) for line in (run / "detections.jsonl").read_text().splitlines()]
+    rows = partial_rows(run)
+    seen = set()
+    for d in dets:
+        assert d["status"] == "ok", d
+        if d["kind"] == "bonafide" or d["task"].startswith("PARTIAL"):
+            seg = d["segments"]
+            source, hop = {"dummy-detector": ("native", 0.02), "whole-detector": ("windows", 0.2)}[d["detector"]]
+            assert (seg["source"], seg["hop_seconds"]) == (source, hop)
+            if d["clip"] in rows:
+                n = int(round(rows[d["clip"]].duration * rows[d["clip"]].sample_rate))
+                assert len(seg["scores"]) == -(-n // int(round(hop * 16000)))
+            seen.add(source)
+        else:
+            assert "segments" not in d
+    assert seen == {"native", "windows"}

@@ -48,6 +48,9 @@ class PartialConfig(Strict):
     min_words: int = Field(1, ge=1, le=10, description="words per span, at least")
     max_words: int = Field(3, ge=1, le=10, description="words per span, at most")
     crossfade_ms: float = Field(10.0, ge=0, le=50, description="equal-power crossfade at each joint, ms")
+    # Segment scores of detectors without their own (``run.segments``): sliding windows through ScoreBatch.
+    window_seconds: float = Field(1.0, ge=0.1, le=10, description="sliding window: its length, seconds")
+    window_hop_seconds: float = Field(0.2, ge=0.02, le=2, description="sliding window: its hop, seconds")
 
     @model_validator(mode="after")
     def _words(self) -> PartialConfig:

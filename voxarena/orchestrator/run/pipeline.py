@@ -40,6 +40,7 @@ from voxarena.orchestrator.run.degrade import Degrade
 from voxarena.orchestrator.run.dispatch import Dispatcher, RunProgress
 from voxarena.orchestrator.run.importers import build_manifest
 from voxarena.orchestrator.run.manifest import ManifestSet
+from voxarena.orchestrator.run.partial import is_partial
 from voxarena.orchestrator.run.plan import Plan
 from voxarena.orchestrator.run.shard import Shard
 from voxarena.orchestrator.run.stages import Detect, Generate, Measure
@@ -211,7 +212,8 @@ class Arena:
         cfg, store = self.cfg, self.store
         degrade = Degrade(store, cfg.conditions, cfg.protocol.seed, self.retry_failed, self.fleet)
         generate = Generate(store, self.fleet, cfg.protocol)
-        detect = Detect(store, self.fleet, degrade)
+        partial = cfg.protocol.partial_config if any(is_partial(t) for t in cfg.protocol.tasks) else None
+        detect = Detect(store, self.fleet, degrade, partial)
         # The whole manifest: a clip's speaker reference may be an item of another shard.
         measure = Measure(store, self.fleet, cfg.scorer.metrics, plan.frozen.by_id())
         with RunProgress(plan, self.console, self.show_progress) as progress:

@@ -25,9 +25,10 @@ from voxarena.orchestrator.fleet.fleet import Service, ServiceFleet
 from voxarena.orchestrator.run.config import ProtocolConfig, ServiceConfig
 from voxarena.orchestrator.run.degrade import ConditionFailed, Degrade
 from voxarena.orchestrator.run.manifest import ManifestItem
-from voxarena.orchestrator.run.partial import PartialError, is_partial
+from voxarena.orchestrator.run.partial import PartialConfig, PartialError, is_partial
 from voxarena.orchestrator.run.partial_stage import MakePartial
 from voxarena.orchestrator.run.plan import GenerationJob
+from voxarena.orchestrator.run.segments import checked_native, derived, native_hop, wanted
 from voxarena.orchestrator.run.validation import ResponseInvalid, validate_generation, validate_score
 from voxarena.orchestrator.store.clips import Clip, item_audio, read_clip
 from voxarena.orchestrator.store.failures import Failure, call_failed_row, failed_row, item_error_row
@@ -176,13 +177,17 @@ class Generate:
 
 
 class Detect:
-    def __init__(self, store: RunStore, fleet: ServiceFleet, degrade: Degrade) -> None:
-        self.store, self.fleet, self.degrade = store, fleet, degrade
+    def __init__(
+        self, store: RunStore, fleet: ServiceFleet, degrade: Degrade, partial: PartialConfig | None = None
+    ) -> None:
+        """``partial``: the run's partial-fake settings when it makes partial fakes (segment scores are then
+        asked of every detector for them and the bona fide clips: ``segments``)."""
+        self.store, self.fleet, self.degrade, self.partial = store, fleet, degrade, partial
 
     def __call__(self, detector: str, clips: list[Clip], condition: str = CLEAN) -> list[DetectionRecord]:
         svc = self.fleet[detector]
         rows: list[DetectionRecord] = []
-        items, sent = [], []
+        items, sent, audios = [], [], []
         for c in clips:
             base = DetectionRecord(
                 id=detection_id(detector, condition, c.id),
@@ -194,7 +199,9 @@ class Detect:
                 **c.origin(),
             )
             try:
-                request = score_request(base.id, self.degrade(c, condition), svc.cfg)
+                audio = self.degrade(c, condition)
+                request = score_request(base.id, audio, svc.cfg)
+                request.want_segments = wanted(self.partial, c.kind, c.task) and native_hop(svc) > 0
             except ConditionFailed as e:
                 rows.append(failed_row(base, e.failure, str(e), e.code))
                 continue
@@ -203,14 +210,16 @@ class Detect:
                 continue
             items.append(request)
             sent.append(base)
+            audios.append(audio)
         if items:
-            rows.extend(self._score(detector, svc, items, sent))
+            rows.extend(self._score(detector, svc, items, sent, audios))
         for r in rows:
             self.store.detections.append(r)
         return rows
 
-    @staticmethod
-    def _score(detector: str, svc: Service, items: list, sent: list[DetectionRecord]) -> list[DetectionRecord]:
+    def _score(
+        self, detector: str, svc: Service, items: list, sent: list[DetectionRecord], audios: list[AudioClip]
+    ) -> list[DetectionRecord]:
         try:
             resp, _ = svc.call("ScoreBatch", detector_pb2.ScoreBatchRequest(items=items))
             if len(resp.items) != len(items):
@@ -220,14 +229,21 @@ class Detect:
         except ResponseInvalid as e:
             return [failed_row(b, Failure.INVALID_RESPONSE, str(e)) for b in sent]
         rows = []
-        for base, out in zip(sent, resp.items):
+        for base, out, request, audio in zip(sent, resp.items, items, audios):
             if out.HasField("error"):
                 rows.append(item_error_row(base, out.error.code, out.error.message))
                 continue
             try:
                 score = validate_score(base.clip, base.id, out.result)
+                if request.want_segments:
+                    base.segments = checked_native(base.clip, out.result, audio, native_hop(svc))
+                elif self.partial is not None and wanted(self.partial, base.kind, base.task):
+                    base.segments = derived(base.clip, svc, request, audio, self.partial)
             except ResponseInvalid as e:
                 rows.append(failed_row(base, Failure.INVALID_RESPONSE, str(e)))
+                continue
+            except CallFailed as e:  # a window batch of derived segment scores
+                rows.append(call_failed_row(base, e))
                 continue
             base.status, base.score, base.is_llr = OK, score, out.result.is_llr
             base.wall_seconds = out.result.timing.wall_seconds

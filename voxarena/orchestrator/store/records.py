@@ -151,6 +151,9 @@ class DetectionRecord(Row):
     score: float | None = None  # ok: higher = more bona fide (ASVspoof convention)
     is_llr: bool | None = None  # ok: the detector says its score is a calibrated log-likelihood ratio
     wall_seconds: float | None = None  # ok: the detector's timing of this clip
+    # ok, in a run with partial fakes, for partial fakes and bona fide clips: segment scores (``run.segments``):
+    # hop_seconds, scores (higher = more bona fide), source ("native" or "windows"), window_seconds
+    segments: dict[str, Any] | None = None
 
     @property
     def channel(self) -> str:
