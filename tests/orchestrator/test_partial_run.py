@@ -150,3 +150,27 @@ def test_segment_scores_native_and_from_windows(runs):
         else:
             assert "segments" not in d
     assert seen == {"native", "windows"}
+
+
+def test_localisation_table_agrees_with_the_rows(runs, read_csv):
+    """metrics/localisation.csv: per detector x method, recomputed here from the detection rows, the labels
+    and voxarena.stats (the statistics are tested against independent code in tests/voxarena/stats)."""
+    from voxarena.stats.detection import eer
+
+    run, _ = runs["a"]
+    table = {(r["detector"], r["method"]): r for r in read_csv(run / "metrics" / "localisation.csv")}
+    assert set(table) == {(d, m) for d in ("dummy-detector", "whole-detector") for m in ("vocoded", "words", "pooled")}
+    rows = partial_rows(run)
+    dets = [json.loads(line) for line in (run / "detections.jsonl").read_text().splitlines()]
+    for (detector, method), r in table.items():
+        mine = [d for d in dets if d["detector"] == detector and "segments" in d]
+        bona = np.array([d["score"] for d in mine if d["kind"] == "bonafide"])
+        fakes = [d for d in mine if d["clip"] in rows and method in ("pooled", rows[d["clip"]].partial["method"])]
+        assert int(r["n_bonafide"]) == bona.size == 4 and int(r["n_partial"]) == len(fakes)
+        assert float(r["eer_utt"]) == pytest.approx(eer(bona, np.array([d["score"] for d in fakes]))[0], abs=1e-9)
+        assert r["segments"] == {"dummy-detector": "native", "whole-detector": "windows"}[detector]
+        for column in ("range_eer", "seg_eer_20ms", "seg_eer_640ms", "iou"):
+            assert 0.0 <= float(r[column]) <= 1.0, (column, r)
+        assert float(r["range_eer_ci_low"]) <= float(r["range_eer"]) <= float(r["range_eer_ci_high"])
+    # The dummy detector hears the buzz: it localises the vocoded spans better than chance.
+    assert float(table[("dummy-detector", "vocoded")]["range_eer"]) < 0.3

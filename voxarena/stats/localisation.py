@@ -25,14 +25,17 @@ samples [round(i h r), round((i + 1) h r)), cut at the clip's end.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
+from typing import Any, TypeVar
 
 import numpy as np
 
 from voxarena.segments import segment_count
 from voxarena.stats.detection import eer
 
+_T = TypeVar("_T")
 RESOLUTIONS = (0.02, 0.04, 0.08, 0.16, 0.32, 0.64)  # seconds: the PartialSpoof label resolutions
 FRACTION_BINS = ((0.0, 0.10, "<10%"), (0.10, 0.30, "10-30%"), (0.30, 1.0, ">30%"))
 
@@ -49,6 +52,7 @@ class LocalisedClip:
     scores: np.ndarray
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "_memo", {})  # what is computed of the clip, once (a bootstrap draws it again)
         n = segment_count(self.samples, self.rate, self.hop)
         if len(self.scores) != n:
             raise ValueError(f"{len(self.scores)} segment scores for {self.samples} samples at {self.hop:g} s: {n}")
@@ -57,6 +61,13 @@ class LocalisedClip:
             if not (previous <= start < end <= self.samples):
                 raise ValueError(f"fake interval [{start}, {end}) is not sorted, disjoint and inside the clip")
             previous = end
+
+    def memo(self, key: tuple[Any, ...], compute: Callable[[], _T]) -> _T:
+        """``compute()``, once per ``key`` for this clip."""
+        memo: dict[tuple[Any, ...], Any] = self._memo  # type: ignore[attr-defined]
+        if key not in memo:
+            memo[key] = compute()
+        return memo[key]  # type: ignore[no-any-return]
 
     @property
     def fake_fraction(self) -> float:
@@ -95,8 +106,10 @@ def scores_at(clip: LocalisedClip, resolution: float) -> np.ndarray:
 
 def segment_eer(clips: Sequence[LocalisedClip], resolution: float) -> tuple[float, float]:
     """(EER, threshold) over every segment at ``resolution`` of every clip (fake segments are the spoofs)."""
-    labels = np.concatenate([segment_labels(c.samples, c.rate, c.fake, resolution) for c in clips])
-    scores = np.concatenate([scores_at(c, resolution) for c in clips])
+    labels = np.concatenate(
+        [c.memo(("labels", resolution), partial(segment_labels, c.samples, c.rate, c.fake, resolution)) for c in clips]
+    )
+    scores = np.concatenate([c.memo(("scores", resolution), partial(scores_at, c, resolution)) for c in clips])
     if labels.all() or not labels.any():
         raise ValueError("segment EER needs both bona fide and fake segments")
     return eer(scores[~labels], scores[labels])
@@ -117,7 +130,7 @@ def pieces(clip: LocalisedClip) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def _pooled_pieces(clips: Sequence[LocalisedClip]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    parts = [pieces(c) for c in clips]
+    parts = [c.memo(("pieces",), partial(pieces, c)) for c in clips]
     return tuple(np.concatenate([p[k] for p in parts]) for k in range(3))  # type: ignore[return-value]
 
 

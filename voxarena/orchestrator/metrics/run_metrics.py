@@ -27,6 +27,7 @@ from voxarena.orchestrator.metrics.composite import composite_rows
 from voxarena.orchestrator.metrics.detection import DETECTION_COLUMNS, attack_seen, detection_rows
 from voxarena.orchestrator.metrics.generation import generator_rows
 from voxarena.orchestrator.metrics.i2d import I2D_AGGREGATE_COLUMNS, I2D_ITERATION_COLUMNS, i2d_rows
+from voxarena.orchestrator.metrics.localisation import LOCALISATION_COLUMNS, localisation_rows
 from voxarena.orchestrator.run.manifest import ManifestSet
 from voxarena.orchestrator.store.run_store import CLEAN, RunStore
 
@@ -83,6 +84,10 @@ def write_metrics(store: RunStore, cfg, manifest: ManifestSet, infos: dict, scor
     if attacks:
         _write_csv(store.metrics_dir / "attack_metrics.csv", ATTACK_COLUMNS, attacks)
         _write_csv(store.metrics_dir / "attack_transfer.csv", TRANSFER_COLUMNS, transfer_rows(store, cfg, detectors))
+
+    localisation = localisation_rows(store, cfg, items)
+    if localisation:
+        _write_csv(store.metrics_dir / "localisation.csv", LOCALISATION_COLUMNS, localisation)
 
     labels = sorted({(k, v) for it in manifest for k, v in it.labels.items() if k not in ("speaker", "key") and v})
     by_label = []
