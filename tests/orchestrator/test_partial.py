@@ -91,3 +91,14 @@ def test_new_words_change_the_length_and_move_nothing_before():
 def test_a_reconstruction_of_another_length_is_refused():
     with pytest.raises(PartialError, match="reconstruction is 3.000 s for a 4.200 s source"):
         make_partial("PARTIAL_VOCODED", speech(4.2), WORDS, [(1, 1)], speech(3.0), 10)
+
+
+def test_int16_clips_are_spliced_at_full_scale_one():
+    """A corpus file and a PCM16 answer come as int16 (full scale 32768): the splice works on floats."""
+    original, vocoded = speech(4.2), speech(4.2, 400.0)
+    as_int16 = [AudioClip((c.samples * 32767).astype(np.int16), RATE) for c in (original, vocoded)]
+    out, records = make_partial("PARTIAL_VOCODED", *as_int16[:1], WORDS, [(1, 2)], as_int16[1], 10)
+    reference, _ = make_partial("PARTIAL_VOCODED", original, WORDS, [(1, 2)], vocoded, 10)
+    assert np.max(np.abs(out.samples)) < 0.3 * np.sqrt(2) + 1e-3 and np.allclose(
+        out.samples, reference.samples, atol=1e-3
+    )

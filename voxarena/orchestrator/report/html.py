@@ -12,6 +12,7 @@ import math
 
 from voxarena.orchestrator.metrics.fusion import fusion_table
 from voxarena.orchestrator.report.calibration_plots import calibration_section
+from voxarena.orchestrator.report.localisation import localisation_section
 from voxarena.orchestrator.report.plots import det_svg, i2d_section
 from voxarena.orchestrator.report.tables import (
     HEAT_NOTE,
@@ -125,6 +126,7 @@ def _results(rep: dict) -> list[str]:
         calibration_section(rep.get("calibration", {}), _llr_detectors(rep)),
         conditions_section(rep),
         attacks_section(rep),
+        localisation_section(rep),
         "<h2>Generators</h2>",
         html_table(gen_rows, gen_cols, left=3, table_id="generators"),
         i2d_section(rep),

@@ -120,8 +120,8 @@ def make_partial(
     """The spliced clip and each span's record: ``generated`` is the RECONSTRUCT of the whole clip
     (PARTIAL_VOCODED) or the new words said (PARTIAL_WORDS); ``words`` the alignment (word, start s, end s)."""
     rate = original.sample_rate
-    x = np.asarray(original.samples, dtype=np.float32)
-    fake = resample(generated.samples, generated.sample_rate, rate).astype(np.float32)
+    x = original.as_float32()  # int16 clips (a corpus file, a PCM16 answer) at full scale 1.0 like the rest
+    fake = resample(generated.as_float32(), generated.sample_rate, rate).astype(np.float32)
     fade = _samples(crossfade_ms / 1000, rate)
     if task == "PARTIAL_VOCODED" and abs(fake.size - x.size) > MAX_LENGTH_MISMATCH * x.size:
         raise PartialError(f"the reconstruction is {fake.size / rate:.3f} s for a {x.size / rate:.3f} s source")
