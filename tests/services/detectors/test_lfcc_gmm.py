@@ -40,3 +40,29 @@ def test_gmm_log_likelihood_matches_scipy():
         sum(w * multivariate_normal(m, np.diag(v)).pdf(x) for w, m, v in zip(g.weights, g.means, g.variances))
     )
     np.testing.assert_allclose(g.frame_log_likelihood(x), expected)
+
+
+def test_segment_scores_are_the_frame_llrs_of_each_20_ms():
+    """Native segments (partial fakes): the frames whose centre lies in a 20 ms segment, averaged; computed
+    here from the frame LLRs by time, the way a reader of the README would."""
+    from voxarena.codec import AudioClip
+    from voxarena.segments import segment_count
+    from voxarena.services.detectors.lfcc_gmm.model import LfccGmmModel
+
+    model = LfccGmmModel()
+    rng = np.random.default_rng(2)
+    model._cfg = LfccConfig()
+    model._bona = DiagonalGmm(np.array([1.0]), rng.standard_normal((1, 60)), np.ones((1, 60)))
+    model._spoof = DiagonalGmm(np.array([1.0]), rng.standard_normal((1, 60)), np.ones((1, 60)) * 2)
+    for seconds in (0.5, 1.013, 2.0):
+        clip = AudioClip((0.1 * rng.standard_normal(int(seconds * 16000))).astype(np.float32), 16000)
+        llr = model.frame_llrs(clip)
+        segments = model.segments_of(clip)
+        assert len(segments) == segment_count(clip.samples.size, 16000, 0.02)
+        for i, value in enumerate(segments):
+            inside = [v for t, v in enumerate(llr) if (160 * t + 160) // 320 == i]  # centre sample // 20 ms
+            if inside:
+                assert value == np.mean(inside)
+            else:  # past the last frame centre: the last frame's
+                assert value == llr[-1]
+        assert np.mean(llr) == model.score_clip(clip)

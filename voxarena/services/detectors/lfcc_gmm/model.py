@@ -5,6 +5,10 @@ a clip is the average over its frames of log p(x|bona fide) - log p(x|spoof) (hi
 fide). That frame-average is not a likelihood ratio; the service maps it to an LLR with the logistic
 calibration fitted on dev at training time (see ``voxarena.services.detectors.training``).
 
+Segment scores (partial fakes), natively at 20 ms: the mean frame log-likelihood ratio of the LFCC frames
+whose centre falls in each 20 ms (two frames of the 10 ms shift; a segment at the clip's end with no frame
+centre takes the nearest frame's), uncalibrated, on the scale of the utterance score before calibration.
+
 Weights live in ``weights/`` (or ``$VOXARENA_LFCC_GMM_WEIGHTS``): ``lfcc_gmm.npz`` and
 ``metadata.json``; the service refuses to start when the npz does not hash to the recorded sha256.
 """
@@ -16,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from voxarena.codec import AudioClip, resample
+from voxarena.segments import segment_count
 from voxarena.services.detectors.trained import TrainedDetector, WeightsMismatch  # noqa: F401 (re-exported)
 
 from .gmm import DiagonalGmm
@@ -26,7 +31,7 @@ WEIGHTS_FILE = "lfcc_gmm.npz"
 
 class LfccGmmModel(TrainedDetector):
     name = "lfcc-gmm"
-    version = "1.1.0"
+    version = "1.2.0"  # 1.2: native 20 ms segment scores (utterance scores unchanged)
     licence = "Apache-2.0 (VoxArena implementation of the ASVspoof baseline; weights trained on LibriSpeech, CC BY 4.0)"
     family = "HANDCRAFTED_FRONT_END"
     native_sample_rate = 16000
@@ -35,6 +40,7 @@ class LfccGmmModel(TrainedDetector):
     max_seconds = 600.0
     weight_files = (WEIGHTS_FILE,)
     weights_env = "VOXARENA_LFCC_GMM_WEIGHTS"
+    segment_hop_seconds = 0.02
 
     def load_weights(self, directory: Path, meta: dict) -> None:
         data = np.load(directory / WEIGHTS_FILE)
@@ -46,10 +52,36 @@ class LfccGmmModel(TrainedDetector):
     def parameter_count(self) -> int:
         return int(sum(g.weights.size + g.means.size + g.variances.size for g in (self._bona, self._spoof)))
 
-    def score_clip(self, clip: AudioClip) -> float:
+    def frame_llrs(self, clip: AudioClip) -> np.ndarray:
+        """log p(x|bona fide) - log p(x|spoof) of each LFCC frame of the clip."""
         x = resample(clip.samples, clip.sample_rate, self._cfg.sample_rate)
         feats = lfcc(x, self._cfg)
-        return float(np.mean(self._bona.frame_log_likelihood(feats) - self._spoof.frame_log_likelihood(feats)))
+        return self._bona.frame_log_likelihood(feats) - self._spoof.frame_log_likelihood(feats)
+
+    def score_clip(self, clip: AudioClip) -> float:
+        return float(np.mean(self.frame_llrs(clip)))
 
     def score_batch(self, clips: list[AudioClip]) -> list[float]:
         return [self.score_clip(c) for c in clips]
+
+    def segment_batch(self, clips: list[AudioClip], options: list[dict[str, str]]) -> list[list[float]]:
+        return [self.segments_of(c) for c in clips]
+
+    def segments_of(self, clip: AudioClip) -> list[float]:
+        llr = self.frame_llrs(clip)
+        cfg, hop = self._cfg, self.segment_hop_seconds
+        n = segment_count(clip.samples.size, clip.sample_rate, hop)
+        # In samples at the front end's rate, so that a centre on a boundary (every other one) is exact.
+        rate = cfg.sample_rate
+        shift, win, width = (int(round(v * rate / 1000)) for v in (cfg.shift_ms, cfg.window_ms, hop * 1000))
+        centre_samples = np.arange(llr.size) * shift + win // 2
+        which = np.minimum(centre_samples // width, n - 1)
+        centres = centre_samples / rate
+        sums, counts = np.bincount(which, llr, minlength=n), np.bincount(which, minlength=n)
+        out = np.empty(n)
+        have = counts > 0
+        out[have] = sums[have] / counts[have]
+        segment_centres = (np.arange(n) + 0.5) * hop
+        nearest = np.abs(segment_centres[~have, None] - centres[None, :]).argmin(axis=1)
+        out[~have] = llr[nearest]
+        return out.tolist()
