@@ -191,3 +191,35 @@ def test_the_report_shows_the_localisation_table_and_timelines(runs):
         assert all(d["threshold"] is not None for d in t["detectors"].values())
     html = html_path.read_text()
     assert "<h2>Localisation (partial fakes)</h2>" in html and html.count("aria-label='timeline of") == 3
+
+
+def test_an_item_that_cannot_be_spliced_fails_alone_and_a_resume_redoes_only_it(
+    tmp_path, speech_dir, make_config, run_arena
+):
+    """One item's transcript says far more than its audio: the aligner refuses it, its row fails naming the
+    item and why; the other item is made. A resume leaves the made one alone; --retry-failed tries the
+    failed one again (and fails it again, the same way)."""
+    import csv
+
+    folder = speech_dir / "LibriSpeech" / "test-clean" / "1089" / "134686"
+    text = next(line.split(" ", 1)[1] for line in (folder / "1089-134686.trans.txt").read_text().splitlines())
+    table = tmp_path / "items.csv"
+    with open(table, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["id", "audio", "speaker", "text"])
+        w.writerow(["good", folder / "1089-134686-0000.flac", "1089", text])
+        w.writerow(["wordy", folder / "1089-134686-0000.flac", "1089", " ".join([text] * 20)])
+    dataset = {"kind": "table", "root": str(table), "allow_outside_root": True}
+    config = make_config(tmp_path, dataset, **{"protocol.tasks": ["PARTIAL_VOCODED"]})
+    run = tmp_path / "run"
+    run_arena(config, run)
+    rows = partial_rows(run)
+    good, wordy = rows["dummy-generator|PARTIAL_VOCODED|good"], rows["dummy-generator|PARTIAL_VOCODED|wordy"]
+    assert good.ok and not wordy.ok and wordy.failure == "input"
+    assert wordy.reason.startswith("wordy: the scorer could not align it") and "could not be aligned" in wordy.reason
+    lines = (run / "generations.jsonl").read_text().splitlines()
+    run_arena(config, run)  # resume: nothing to redo
+    assert (run / "generations.jsonl").read_text().splitlines() == lines
+    run_arena(config, run, retry_failed=True)  # only the failed row is tried again
+    again = (run / "generations.jsonl").read_text().splitlines()[len(lines) :]
+    assert [json.loads(line)["id"] for line in again] == [wordy.id]
