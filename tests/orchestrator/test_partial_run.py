@@ -216,7 +216,8 @@ def test_an_item_that_cannot_be_spliced_fails_alone_and_a_resume_redoes_only_it(
     rows = partial_rows(run)
     good, wordy = rows["dummy-generator|PARTIAL_VOCODED|good"], rows["dummy-generator|PARTIAL_VOCODED|wordy"]
     assert good.ok and not wordy.ok and wordy.failure == "input"
-    assert wordy.reason.startswith("wordy: the scorer could not align it") and "could not be aligned" in wordy.reason
+    assert wordy.reason.startswith(f"{wordy.id}: the scorer could not align item wordy: INVALID_ARGUMENT")
+    assert "could not be aligned to its transcript" in wordy.reason
     lines = (run / "generations.jsonl").read_text().splitlines()
     run_arena(config, run)  # resume: nothing to redo
     assert (run / "generations.jsonl").read_text().splitlines() == lines

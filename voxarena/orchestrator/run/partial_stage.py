@@ -44,7 +44,7 @@ class MakePartial:
             known = self._alignments.get(item.id)
         if known is None:
             if item.text_source != "transcript":
-                known = PartialError(f"{item.id}: no transcript to align (its text is {item.text_source!r})")
+                known = PartialError(f"item {item.id} has no transcript to align (its text is {item.text_source!r})")
             else:
                 request = scorer_pb2.AlignRequest(
                     request_id=f"align|{item.id}", audio=encode_audio(audio), text=item.text
@@ -53,7 +53,7 @@ class MakePartial:
                     resp, _ = self.fleet.scorer.call("Align", request)
                     known = ([(w.word, w.start_seconds, w.end_seconds) for w in resp.words], resp.aligner)
                 except CallFailed as e:
-                    known = PartialError(f"{item.id}: the scorer could not align it: {e}")
+                    known = PartialError(f"the scorer could not align item {item.id}: {e}")
             with self._lock:
                 self._alignments[item.id] = known
         if isinstance(known, PartialError):
@@ -70,8 +70,11 @@ class MakePartial:
             raise PartialError(f"{row.id}: {job.generator} declares none of the tasks {job.task} needs")
         item = job.item
         original = item_audio(item)
-        words, aligner = self.alignment(item, original)
-        spans = choose_spans(len(words), item.seed, job.task, self.cfg)
+        try:
+            words, aligner = self.alignment(item, original)
+            spans = choose_spans(len(words), item.seed, job.task, self.cfg)
+        except PartialError as e:
+            raise PartialError(f"{row.id}: {e}") from None
         req = generator_pb2.SynthesizeRequest(
             request_id=row.id,
             seed=item.seed,
