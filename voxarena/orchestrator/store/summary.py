@@ -1,5 +1,5 @@
 """The end-of-run summary: the detector x generator EER matrix (clean channel), pooled EER per channel
-condition, the generator table, I2D aggregates and composite ranks."""
+condition, the generator table, I2D aggregates, localisation of partial fakes and composite ranks."""
 
 from __future__ import annotations
 
@@ -30,6 +30,7 @@ def print_summary(run_dir: Path, console: Console) -> None:
         _print_conditions(all_det, detectors, console)
     _print_generators(gen, console)
     _print_i2d(run_dir, console)
+    _print_localisation(run_dir, console)
     _print_composites(run_dir, console)
 
 
@@ -100,6 +101,15 @@ def _print_generators(gen: list[dict], console: Console) -> None:
     ]
     title = "Generators (metrics/generator_metrics.csv has the 95% CIs)"
     _print_table(console, title, ["generator", "ok", "failed", *metric_cols], rows)
+
+
+def _print_localisation(run_dir: Path, console: Console) -> None:
+    rows = read_csv(run_dir / "metrics" / "localisation.csv")
+    if rows:
+        title = "Localisation of partial fakes (metrics/localisation.csv has every resolution, bin and CI)"
+        columns = ("detector", "method", "segments", "n_partial", "eer_utt", "seg_eer_160ms", "range_eer", "iou")
+        cells = [(*(r[c] for c in columns[:4]), *(_pct(r[c]) for c in columns[4:7]), _num(r["iou"])) for r in rows]
+        _print_table(console, title, columns, cells)
 
 
 def _print_composites(run_dir: Path, console: Console) -> None:
