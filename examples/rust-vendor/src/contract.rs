@@ -117,7 +117,7 @@ pub fn encode(samples: &[f32], rate: u32) -> pb::Audio {
     for x in samples {
         data.extend_from_slice(&x.to_le_bytes());
     }
-    pb::Audio { data, sample_rate: rate, channels: 1, encoding: pb::AudioEncoding::PcmF32le as i32 }
+    pb::Audio { data, sample_rate: rate, channels: 1, encoding: pb::AudioEncoding::PcmF32le as i32, ..Default::default() }
 }
 
 /// Times the native call: `Timing` with wall seconds, start, end and the declared scope.
@@ -139,6 +139,7 @@ impl Stopwatch {
             end: Some(prost_types::Timestamp::from(SystemTime::now())),
             scope: scope.to_string(),
             cpu_seconds: 0.0, // "0 when the service cannot tell": std has no per-thread CPU clock
+            ..Default::default()
         }
     }
 }

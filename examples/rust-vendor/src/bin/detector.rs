@@ -34,6 +34,7 @@ fn info() -> DetectorInfo {
             deterministic: true,
             timing_scope: SCOPE.into(),
             metadata: HashMap::from([("language".into(), "rust".into())]),
+            ..Default::default()
         }),
         family: pb::DetectorFamily::HandcraftedFrontEnd as i32,
         calibrated: false, // a one-class density with hand-set values: no likelihood ratio
@@ -42,6 +43,9 @@ fn info() -> DetectorInfo {
         min_seconds: MIN_SECONDS,
         max_seconds: MAX_SECONDS,
         sample_rates: vec![], // any rate: the cues are computed at the clip's own rate
+        // Fields this example leaves at their defaults (segment_hop_seconds 0: no segment scores), and
+        // those a later contract version adds: `..Default::default()` keeps the code compiling.
+        ..Default::default()
     }
 }
 
@@ -56,7 +60,13 @@ fn score_one(req: &ScoreRequest) -> Result<ScoreResponse, Status> {
     }
     let watch = Stopwatch::start();
     let score = flatness::score(&clip.samples, clip.rate);
-    Ok(ScoreResponse { request_id: req.request_id.clone(), score, is_llr: false, timing: Some(watch.timing(SCOPE)) })
+    Ok(ScoreResponse {
+        request_id: req.request_id.clone(),
+        score,
+        is_llr: false,
+        timing: Some(watch.timing(SCOPE)),
+        ..Default::default() // no segment scores (want_segments is not answered: segment_hop_seconds is 0)
+    })
 }
 
 #[tonic::async_trait]
@@ -93,11 +103,13 @@ impl DetectorService for AcmeFlatness {
                         Err(status) => Outcome::Error(ItemError {
                             code: status_code(&status),
                             message: status.message().to_string(),
+                            ..Default::default()
                         }),
                     }),
+                    ..Default::default()
                 })
                 .collect();
-            ScoreBatchResponse { items: outcomes, timing: Some(watch.timing(SCOPE)) }
+            ScoreBatchResponse { items: outcomes, timing: Some(watch.timing(SCOPE)), ..Default::default() }
         })
         .await
         .map_err(|e| Status::internal(format!("scoring failed: {e}")))?;

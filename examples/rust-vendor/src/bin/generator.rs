@@ -25,6 +25,7 @@ fn options() -> Vec<pb::OptionSpec> {
         name: "rate".into(),
         description: "speaking rate, 0.5 (slow) to 2.0 (fast)".into(),
         default_value: "1.0".into(),
+        ..Default::default()
     }]
 }
 
@@ -40,6 +41,7 @@ fn info() -> GeneratorInfo {
             deterministic: true,
             timing_scope: SCOPE.into(),
             metadata: HashMap::from([("language".into(), "rust".into())]),
+            ..Default::default()
         }),
         family: pb::GeneratorFamily::RuleBasedFormant as i32,
         tasks: vec![Task::Tts as i32],
@@ -50,12 +52,14 @@ fn info() -> GeneratorInfo {
                 language: "en-US".into(),
                 description: (*description).into(),
                 sample_rate: 0,
+                ..Default::default()
             })
             .collect(),
         options: options(),
         max_text_chars: MAX_TEXT_CHARS as u32,
         max_source_seconds: 0.0, // takes no audio
         min_source_seconds: 0.0,
+        ..Default::default() // and whatever a later contract version adds
     }
 }
 
@@ -115,6 +119,7 @@ impl GeneratorService for AcmeFormant {
             audio: Some(contract::encode(&samples, formant::RATE)),
             timing: Some(timing),
             voice: voice.into(),
+            ..Default::default()
         }))
     }
 }
