@@ -107,9 +107,10 @@ lint: setup-test
 docs: setup-test
 	$(VENV)/bin/mkdocs build --strict --site-dir build/site
 
-# The whole suite, container tests included (they need the images: built, or rebuilt from cache).
+# The whole suite, container tests included (they need the images: built, or rebuilt from cache). Each
+# file's time ends its line (console_output_style=times): a slow CI log shows where the time went.
 test: setup-test proto-check convert-venv images
-	$(PY) -m pytest
+	$(PY) -m pytest -o console_output_style=times
 
 test-fast: setup-test
 	$(PY) -m pytest -m "not slow and not container"
