@@ -102,3 +102,26 @@ def test_int16_clips_are_spliced_at_full_scale_one():
     assert np.max(np.abs(out.samples)) < 0.3 * np.sqrt(2) + 1e-3 and np.allclose(
         out.samples, reference.samples, atol=1e-3
     )
+
+
+def test_a_detectors_segment_count_that_does_not_match_the_clip_is_an_invalid_response():
+    from voxarena.orchestrator.run.segments import checked_native, window_bounds
+    from voxarena.orchestrator.run.validation import ResponseInvalid
+    from voxarena.v1 import detector_pb2
+
+    clip = speech(1.01)  # 16160 samples: 51 segments of 20 ms
+    ok = detector_pb2.ScoreResponse(score=1.0, segments=detector_pb2.SegmentScores(hop_seconds=0.02, scores=[0.5] * 51))
+    assert checked_native("c", ok, clip, 0.02)["scores"] == [0.5] * 51
+    for bad, why in [
+        (detector_pb2.SegmentScores(hop_seconds=0.02, scores=[0.5] * 50), "50 segment scores"),
+        (detector_pb2.SegmentScores(hop_seconds=0.04, scores=[0.5] * 26), "at 0.04 s"),
+        (detector_pb2.SegmentScores(hop_seconds=0.02, scores=[0.5] * 50 + [float("nan")]), "not finite"),
+    ]:
+        with pytest.raises(ResponseInvalid, match=why):
+            checked_native("c", detector_pb2.ScoreResponse(score=1.0, segments=bad), clip, 0.02)
+    with pytest.raises(ResponseInvalid, match="none came"):
+        checked_native("c", detector_pb2.ScoreResponse(score=1.0), clip, 0.02)
+    # Sliding windows: one per hop, each the window's length, inside the clip (the whole clip when shorter).
+    bounds = window_bounds(16160, RATE, 0.2, 1.0)
+    assert len(bounds) == 6 and all(b - a == 16000 and 0 <= a and b <= 16160 for a, b in bounds)
+    assert window_bounds(8000, RATE, 0.2, 1.0) == [(0, 8000)] * 3
