@@ -32,6 +32,7 @@ from voxarena.orchestrator.metrics.scorer_client import MetricsInterrupted
 from voxarena.orchestrator.run.config import ConfigError, load_config
 from voxarena.orchestrator.run.manifest import DatasetError
 from voxarena.orchestrator.run.pipeline import Arena, RunError
+from voxarena.orchestrator.run.progress_lines import FORMATS
 from voxarena.orchestrator.run.shard import Shard, ShardError
 from voxarena.orchestrator.run.status import run_status
 from voxarena.orchestrator.store.outcome import EXIT_RETRY
@@ -44,6 +45,17 @@ app = typer.Typer(
     no_args_is_help=True,
     help="VoxArena: every voice generator against every fake-voice detector, one to one.",
 )
+
+
+# Off a terminal (a log file, CI, a Kubernetes Job) runs print progress lines instead of bars (run/progress_lines.py).
+ProgressEvery = typer.Option(30.0, help="off a terminal: seconds between progress lines (0: none)")
+LogFormat = typer.Option("text", help="progress lines as text or json (one object per line)")
+
+
+def check_log_format(log_format: str) -> None:
+    if log_format not in FORMATS:
+        err.print(f"[red]error:[/red] --log-format {log_format!r}: choose one of {', '.join(FORMATS)}")
+        raise typer.Exit(2)
 
 
 @app.callback()
@@ -61,7 +73,9 @@ def run(
     retry_failed: bool = typer.Option(
         False, help="on resume, also redo items that failed for good (transient failures are always retried)"
     ),
-    progress: bool = typer.Option(True, help="show progress bars"),
+    progress: bool = typer.Option(True, help="show progress bars (off a terminal: progress lines)"),
+    progress_every: float = ProgressEvery,
+    log_format: str = LogFormat,
     stack: str = typer.Option(
         "local",
         envvar="VOXARENA_STACK",
@@ -80,6 +94,7 @@ def run(
     3 when it ends incomplete and a rerun retries (transient failures, or the scorer failed while computing the
     metrics); 4 with permanent failures only. A shard is complete without metrics."""
     ctrl_c.install()
+    check_log_format(log_format)
     try:
         part = Shard.parse(shard) if shard is not None else None
         cfg = load_config(config, {"protocol.seed": seed, "dataset.max_items": max_items, "dataset.root": data_root})
@@ -92,6 +107,8 @@ def run(
             console=err,
             retry_failed=retry_failed,
             progress=progress,
+            progress_every=progress_every,
+            log_format=log_format,
             stack=stack,
             shard=part,
         )
@@ -129,7 +146,9 @@ def run(
 def race(
     race_file: Path = typer.Argument(..., help="race file (YAML): training and evaluation configs, rounds, retrain"),
     out: Path | None = typer.Option(None, "--out", help="race directory (default runs/<name>); rerun to resume"),
-    progress: bool = typer.Option(True, help="show progress bars"),
+    progress: bool = typer.Option(True, help="show progress bars (off a terminal: progress lines)"),
+    progress_every: float = ProgressEvery,
+    log_format: str = LogFormat,
 ) -> None:
     """The arms race: round 0 trains the retrained detectors on the seen generators and evaluates every
     generator; each later round adds the most evasive generator to training, retrains, evaluates again.
@@ -139,11 +158,16 @@ def race(
     2 when the race cannot be run, 3 when a round ended incomplete (rerun to resume)."""
     from voxarena.orchestrator.race.rounds import Race, RaceError, RaceIncomplete, load_race
 
+    check_log_format(log_format)
+
     try:
         loaded = load_race(race_file)
         race_dir = out or Path("runs") / loaded.cfg.name
         t0 = time.perf_counter()
-        record = Race(loaded, race_dir, console=err, progress=progress).run()
+        race = Race(
+            loaded, race_dir, console=err, progress=progress, progress_every=progress_every, log_format=log_format
+        )
+        record = race.run()
     except (RaceIncomplete, MetricsInterrupted) as e:
         err.print(f"[red]error:[/red] {e}", highlight=False, soft_wrap=True)
         raise typer.Exit(EXIT_RETRY) from None

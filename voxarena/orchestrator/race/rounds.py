@@ -142,10 +142,19 @@ def _environment(values: dict[str, str]) -> Iterator[None]:
 
 
 class Race:
-    def __init__(self, race: LoadedRace, out: Path, console: Console | None = None, progress: bool = True) -> None:
+    def __init__(
+        self,
+        race: LoadedRace,
+        out: Path,
+        console: Console | None = None,
+        progress: bool = True,
+        progress_every: float = 30.0,
+        log_format: str = "text",
+    ) -> None:
         self.race, self.cfg, self.out = race, race.cfg, out
         self.console = console or Console(stderr=True)
         self.progress = progress
+        self.progress_every, self.log_format = progress_every, log_format
 
     # ------------------------------------------------------------------ record
     def _identity(self) -> dict[str, Any]:
@@ -186,7 +195,14 @@ class Race:
             self.console.print(f"{what}: {run_dir} complete, kept", highlight=False)
             return run_dir
         self.console.print(f"{what}: running {run_dir}", highlight=False)
-        Arena(cfg, run_dir, console=self.console, progress=self.progress).run()
+        Arena(
+            cfg,
+            run_dir,
+            console=self.console,
+            progress=self.progress,
+            progress_every=self.progress_every,
+            log_format=self.log_format,
+        ).run()
         outcome = run_status(run_dir)["outcome"]
         if outcome["exit_code"]:
             raise RaceIncomplete(

@@ -20,6 +20,7 @@ from voxarena.orchestrator import ctrl_c
 from voxarena.orchestrator.fleet.fleet import ServiceFleet
 from voxarena.orchestrator.run.config import RunConfig
 from voxarena.orchestrator.run.plan import Plan
+from voxarena.orchestrator.run.progress_lines import ProgressLines
 from voxarena.orchestrator.run.stages import Detect, Generate, Measure
 from voxarena.orchestrator.store.clips import Clip
 from voxarena.orchestrator.store.failures import Failure, failure_kind, settled
@@ -29,28 +30,47 @@ from voxarena.v1 import detector_pb2
 
 
 class RunProgress:
-    """Three bars, generate / detect / measure, whose totals are the plan's expected counts."""
+    """Three bars, generate / detect / measure, whose totals are the plan's expected counts; off a terminal,
+    a line every ``every`` seconds instead (``progress_lines``, failures by kind from ``failures``)."""
 
-    def __init__(self, plan: Plan, console: Console, enabled: bool) -> None:
+    def __init__(
+        self,
+        plan: Plan,
+        console: Console,
+        enabled: bool,
+        every: float = 30.0,
+        fmt: str = "text",
+        failures: Callable[[], dict[str, int]] | None = None,
+    ) -> None:
         self.plan = plan
+        lines = enabled and not console.is_terminal and every > 0
         self.bars = Progress(
             TextColumn("{task.description:<10}"),
             BarColumn(),
             MofNCompleteColumn(),
             TimeElapsedColumn(),
             console=console,
-            disable=not enabled,
+            disable=not enabled or lines,
             transient=False,
         )
         self.generate = self.bars.add_task("generate", total=plan.n_generations())
         self.detect = self.bars.add_task("detect", total=plan.n_detections())
         self.measure = self.bars.add_task("measure", total=plan.n_measurements())
+        self.lines = ProgressLines(console, self.snapshot, failures or dict, every, fmt) if lines else None
+
+    def snapshot(self) -> dict[str, tuple[int, int]]:
+        """Stage -> (done, expected)."""
+        return {t.description: (int(t.completed), int(t.total or 0)) for t in list(self.bars.tasks)}
 
     def __enter__(self) -> RunProgress:
         self.bars.__enter__()
+        if self.lines is not None:
+            self.lines.start()
         return self
 
     def __exit__(self, *exc: Any) -> None:
+        if self.lines is not None:
+            self.lines.stop()
         self.bars.__exit__(*exc)
 
     def advance(self, bar: TaskID, n: int = 1) -> None:

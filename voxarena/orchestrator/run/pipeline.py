@@ -17,6 +17,7 @@ from __future__ import annotations
 import platform
 import subprocess
 import time
+from collections import Counter
 from datetime import datetime, timezone
 from importlib.metadata import version
 from pathlib import Path
@@ -45,6 +46,7 @@ from voxarena.orchestrator.run.plan import Plan
 from voxarena.orchestrator.run.shard import Shard
 from voxarena.orchestrator.run.stages import Detect, Generate, Measure
 from voxarena.orchestrator.run.status import start_metrics, write_coverage
+from voxarena.orchestrator.store.failures import failure_kind
 from voxarena.orchestrator.store.run_store import RunStore
 
 __all__ = ["Arena", "RunError"]
@@ -82,6 +84,8 @@ class Arena:
         console: Console | None = None,
         retry_failed: bool = False,
         progress: bool = True,
+        progress_every: float = 30.0,
+        log_format: str = "text",
         stack: str = "local",
         shard: Shard | None = None,
     ) -> None:
@@ -91,6 +95,7 @@ class Arena:
         self.store = RunStore(run_dir)
         self.retry_failed = retry_failed
         self.show_progress = progress
+        self.progress_every, self.log_format = progress_every, log_format
         self.shard = shard
         self.calibration: frozenset[str] = frozenset()  # the calibration split's items, once the manifest is frozen
 
@@ -207,6 +212,13 @@ class Arena:
         self.store.write_json(record)
         return record
 
+    def _failures(self) -> dict[str, int]:
+        """Failed rows by kind, over the stages' tables (the progress lines')."""
+        store, kinds = self.store, Counter[str]()
+        for table in (store.generations, store.detections, store.measurements):
+            kinds.update(failure_kind(row) for row in table.failed_rows())
+        return dict(kinds)
+
     def _execute(self, plan: Plan) -> None:
         """Do the plan's work through the four stages, every service busy at once."""
         cfg, store = self.cfg, self.store
@@ -216,7 +228,9 @@ class Arena:
         detect = Detect(store, self.fleet, degrade, partial)
         # The whole manifest: a clip's speaker reference may be an item of another shard.
         measure = Measure(store, self.fleet, cfg.scorer.metrics, plan.frozen.by_id())
-        with RunProgress(plan, self.console, self.show_progress) as progress:
+        with RunProgress(
+            plan, self.console, self.show_progress, self.progress_every, self.log_format, self._failures
+        ) as progress:
             Dispatcher(plan, cfg, self.fleet, store, generate, detect, measure, self.retry_failed, progress).run()
 
 

@@ -249,6 +249,14 @@ class JsonlTable(Generic[R]):
     def sorted_rows(self) -> list[R]:
         return [self._parse(self._lines[k]) for k in sorted(self._lines)]
 
+    def failed_rows(self) -> list[R]:
+        """The rows whose latest version failed (safe while another thread appends)."""
+        with self._lock:
+            lines = list(self._lines.values())
+        return [
+            row for row in map(self._parse, (line for line in lines if b'"status": "failed"' in line)) if not row.ok
+        ]
+
 
 class _Rows(Mapping[str, R]):
     """A table's rows as a read-only mapping, each parsed from its stored line when read."""
