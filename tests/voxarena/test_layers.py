@@ -66,6 +66,7 @@ LAYERS = (
             "voxarena.tasks",
             "voxarena.transport",
             "voxarena.lifecycle",
+            "voxarena.segments",
         ),
     ),
     Layer("shared", ("voxarena.hashing", "voxarena.metric_catalogue", "voxarena.catalogue", "voxarena.dsp")),
