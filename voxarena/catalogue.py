@@ -197,6 +197,7 @@ SERVICES: tuple[Service, ...] = (
         "voxarena.scorers",
         "demo",
         extra="scorer",
+        debian_packages=("espeak-ng",),  # Align spells the words outside PocketSphinx's dictionary
         converted_model="distillmos",
         own_dockerfile="resemblyzer without its dependencies (torch); " + _CONVERTED,
         cpus=2.0,
@@ -219,6 +220,7 @@ TEST_DOUBLES = {
     "dummy-cloner": "voxarena.services.testing.dummy_cloner",
     "dummy-detector": "voxarena.services.testing.dummy_detector",
     "whole-detector": "voxarena.services.testing.whole_detector",
+    "dummy-tracer": "voxarena.services.testing.dummy_tracer",
     "misbehaving-generator": "voxarena.services.testing.misbehaving_generator",
 }
 

@@ -37,11 +37,12 @@ BUILDS = {
     "template-detector": {"detector.py": TEMPLATE / "detector.py", "Dockerfile": TEMPLATE / "Dockerfile.detector"},
 }
 # Checks that do not apply to a model: a TTS-only generator takes no audio to reject.
-# A TTS-only generator takes no audio; the example detectors declare no segment scores (segment_hop_seconds 0).
+# A TTS-only generator takes no audio; the example detectors declare no segment scores (segment_hop_seconds 0)
+# and no source tracing (no attribution).
 NOT_APPLICABLE = {
     name: {"bad audio rejected", "source under min_source_seconds rejected"}
     if name.endswith("generator")
-    else {"segment scores"}
+    else {"segment scores", "attribution"}
     for name in BUILDS
 }
 

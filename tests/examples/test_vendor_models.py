@@ -23,7 +23,7 @@ MODELS = {"vendor-generator": ("acme_formant", "AcmeFormant"), "vendor-detector"
 # Checks that do not apply: a TTS-only generator takes no audio to reject, nor a source to be too short.
 NOT_APPLICABLE = {
     "vendor-generator": {"bad audio rejected", "source under min_source_seconds rejected"},
-    "vendor-detector": {"segment scores"},  # no segment_hop_seconds: nothing to check
+    "vendor-detector": {"segment scores", "attribution"},  # it declares neither: nothing to check
 }
 
 

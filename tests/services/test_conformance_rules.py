@@ -26,6 +26,7 @@ from voxarena.services.testing import raw_faulty_services
 from voxarena.services.testing.dummy_cloner import DummyCloner
 from voxarena.services.testing.dummy_detector import DummyDetector
 from voxarena.services.testing.dummy_generator import DummyGenerator
+from voxarena.services.testing.dummy_tracer import DummyTracer
 from voxarena.services.testing.faulty_generator import FaultyGenerator
 from voxarena.services.transforms.channel.model import ChannelModel
 
@@ -67,7 +68,10 @@ def _served(model):
 @pytest.fixture(scope="module")
 def reports():
     """role -> the checks of conforming services of that role (the scorer apart: its own test)."""
-    models = {"generator": [DummyGenerator(), DummyCloner()], "detector": [DummyDetector(), RatedDetector()]}
+    models = {
+        "generator": [DummyGenerator(), DummyCloner()],
+        "detector": [DummyDetector(), RatedDetector(), DummyTracer()],
+    }
     models["transform"] = [ChannelModel()]
     out: dict[str, list[Check]] = {}
     for role, instances in models.items():

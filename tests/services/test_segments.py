@@ -71,3 +71,41 @@ def test_a_detector_with_an_invalid_hop_does_not_start():
 
     with pytest.raises(ValueError, match="segment_hop_seconds 20"):
         DetectorServicer(Bad())
+
+
+def test_attribution_comes_only_when_asked_checked_and_declared():
+    """Source tracing (DetectorInfo.attribution, want_attribution): the SDK serves a declared level's
+    probabilities, refuses to start with a bad declaration and answers INTERNAL for a bad answer."""
+    import grpc
+
+    from voxarena.services.testing.dummy_tracer import LABELS, DummyTracer
+
+    with serve_in_process(DummyTracer()) as served:
+        stub = served.stub()
+        info = stub.GetInfo(common_pb2.GetInfoRequest())
+        assert [(a.level, list(a.labels)) for a in info.attribution] == [("family", list(LABELS))]
+        request = _request("a", 1.0, False)
+        plain = stub.Score(request)
+        request.want_attribution = True
+        asked = stub.Score(request)
+        assert not plain.attribution and asked.score == plain.score
+        (family,) = asked.attribution
+        assert family.level == "family" and set(family.probabilities) == set(LABELS)
+        assert sum(family.probabilities.values()) == pytest.approx(1.0, abs=1e-9)
+
+    class Twice(DummyTracer):
+        attribution = (("family", LABELS), ("family", LABELS))
+
+    with pytest.raises(ValueError, match="declared twice"):
+        DetectorServicer(Twice())
+
+    class Unnormalised(DummyTracer):
+        def attribute_batch(self, clips, options):
+            return [{"family": {label: 0.5 for label in LABELS}} for _ in clips]
+
+    with serve_in_process(Unnormalised()) as served:
+        request = _request("b", 1.0, False)
+        request.want_attribution = True
+        with pytest.raises(grpc.RpcError) as e:
+            served.stub().Score(request)
+        assert e.value.code() == grpc.StatusCode.INTERNAL and "sum to 1.5" in e.value.details()

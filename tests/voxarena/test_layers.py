@@ -67,6 +67,7 @@ LAYERS = (
             "voxarena.transport",
             "voxarena.lifecycle",
             "voxarena.segments",
+            "voxarena.attribution",
         ),
     ),
     Layer("shared", ("voxarena.hashing", "voxarena.metric_catalogue", "voxarena.catalogue", "voxarena.dsp")),

@@ -34,6 +34,7 @@ import numpy as np
 from voxarena.codec import AudioClip, encode_audio, resample
 from voxarena.v1 import common_pb2, detector_pb2, detector_pb2_grpc
 
+from .detector_attribution import AttributionChecks
 from .detector_segments import SegmentChecks
 from .evidence import answered_at_once, close, describe_audio, describe_error, summarise
 from .probes import UNKNOWN_OPTION, bad_audio
@@ -107,6 +108,7 @@ class DetectorChecks:
             ]:
                 s.skip(name, "needs a score of each clip alone, and Score failed (see 'answers')")
         SegmentChecks(self).run(singles)
+        AttributionChecks(self).run(singles)
         self.max_batch_size()
         self.bad_inputs()
         s.still_serving()

@@ -54,6 +54,9 @@ BY_ROLE: dict[str, tuple[tuple[str, str], ...]] = {
         (r"source under min_source_seconds rejected", "generator.min-source"),
     ),
     "detector": (
+        (r"attribution spec valid", "detector.attribution-spec"),
+        (r"attribution absent", "detector.attribution-asked"),
+        (r"attribution", "detector.attribution"),
         (r"segment hop valid", "detector.segment-hop"),
         (r"segment scores absent", "detector.segments-asked"),
         (r"segment scores", "detector.segments"),

@@ -9,7 +9,7 @@ from __future__ import annotations
 import abc
 import inspect
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -191,6 +191,17 @@ class DetectorModel(_ModelBase):
     # Segment scores (DetectorInfo.segment_hop_seconds): a model that localises sets its hop in seconds
     # and defines ``segment_batch``; 0: none (the orchestrator can still derive them by sliding windows).
     segment_hop_seconds: ClassVar[float] = 0.0
+
+    # Source tracing (DetectorInfo.attribution): (level, labels) pairs, levels among voxarena.attribution.LEVELS;
+    # a model that declares them defines ``attribute_batch``.
+    attribution: ClassVar[tuple[tuple[str, tuple[str, ...]], ...]] = ()
+
+    def attribute_batch(
+        self, clips: list[AudioClip], options: list[dict[str, str]]
+    ) -> Sequence[Mapping[str, Mapping[str, float]]]:
+        """Per clip, level -> label -> probability for every declared level (each level's probabilities sum
+        to 1). Called only for the clips whose request set want_attribution; the SDK checks every answer."""
+        raise NotImplementedError(f"{self.name} declares attribution but defines no attribute_batch")
 
     def segment_batch(self, clips: list[AudioClip], options: list[dict[str, str]]) -> Sequence[Sequence[float]]:
         """Segment scores of each clip (higher = more bona fide): ``voxarena.segments.segment_count(...)``

@@ -14,6 +14,7 @@ import grpc
 import numpy as np
 from google.protobuf import timestamp_pb2
 
+from voxarena.attribution import answer_problems, spec_problems
 from voxarena.codec import AudioClip, AudioFormatError, decode_audio, encode_audio
 from voxarena.segments import segment_count, valid_hop
 from voxarena.tasks import task_inputs
@@ -214,7 +215,36 @@ class DetectorServicer(_ModelServicer, detector_pb2_grpc.DetectorServiceServicer
             raise ValueError(
                 f"{model.name}: segment_hop_seconds {model.segment_hop_seconds} is not 0 or in [0.001, 10]"
             )
+        problems = spec_problems(model.attribution)
+        if problems:
+            raise ValueError(f"{model.name}: attribution: {'; '.join(problems)}")
         super().__init__(model)
+
+    def _attribution(
+        self, clips: list[AudioClip], options: list[dict[str, str]], wanted: list[bool]
+    ) -> list[list[detector_pb2.Attribution]]:
+        """The attribution of the clips whose request set want_attribution, when the model declares it (checked:
+        every declared level and label, probabilities in [0, 1] summing to 1); empty for the others."""
+        m = self.model
+        out: list[list[detector_pb2.Attribution]] = [[] for _ in clips]
+        chosen = [i for i, want in enumerate(wanted) if want] if m.attribution else []
+        if not chosen:
+            return out
+        answers = m.attribute_batch([clips[i] for i in chosen], [options[i] for i in chosen])
+        if len(answers) != len(chosen):
+            raise InternalError(f"{m.name}: attribute_batch answered {len(answers)} clips for {len(chosen)}")
+        for i, answer in zip(chosen, answers):
+            declared = [level for level, _ in m.attribution]
+            order = declared if set(answer) == set(declared) else list(answer)  # a model's dict in any order
+            pairs = [(level, answer[level]) for level in order]
+            problems = answer_problems(m.attribution, pairs)
+            if problems:
+                raise InternalError(f"{m.name}: attribution: {'; '.join(problems)}")
+            out[i] = [
+                detector_pb2.Attribution(level=level, probabilities={k: float(v) for k, v in probabilities.items()})
+                for level, probabilities in pairs
+            ]
+        return out
 
     def GetInfo(self, request: common_pb2.GetInfoRequest, context: grpc.ServicerContext) -> detector_pb2.DetectorInfo:
         self._require_ready()
@@ -229,6 +259,7 @@ class DetectorServicer(_ModelServicer, detector_pb2_grpc.DetectorServiceServicer
             max_seconds=m.max_seconds,
             sample_rates=sorted(m.sample_rates),
             segment_hop_seconds=m.segment_hop_seconds,
+            attribution=[detector_pb2.AttributionSpec(level=lv, labels=list(labels)) for lv, labels in m.attribution],
         )
 
     def _clip(self, item: detector_pb2.ScoreRequest) -> tuple[AudioClip, dict[str, str]]:
@@ -280,12 +311,14 @@ class DetectorServicer(_ModelServicer, detector_pb2_grpc.DetectorServiceServicer
         with Stopwatch(self.model.timing_scope) as sw:
             (score,) = self.model.llr_scores([clip], [options])
             (segments,) = self._segments([clip], [options], [request.want_segments])
+            (attribution,) = self._attribution([clip], [options], [request.want_attribution])
         return detector_pb2.ScoreResponse(
             request_id=request.request_id,
             score=float(score),
             is_llr=self.model.serves_llr,
             timing=sw.to_proto(),
             segments=segments,
+            attribution=attribution,
         )
 
     def ScoreBatch(
@@ -313,8 +346,9 @@ class DetectorServicer(_ModelServicer, detector_pb2_grpc.DetectorServiceServicer
             per_options = [options for _, (_, options) in good]
             scores = m.llr_scores(clips, per_options) if good else []
             segments = self._segments(clips, per_options, [request.items[i].want_segments for i, _ in good])
+            attributions = self._attribution(clips, per_options, [request.items[i].want_attribution for i, _ in good])
         per_clip = sw.wall / max(len(good), 1)
-        for (index, _), score, segment_scores in zip(good, scores, segments):
+        for (index, _), score, segment_scores, attribution in zip(good, scores, segments, attributions):
             timing = sw.to_proto()
             timing.wall_seconds = per_clip
             timing.cpu_seconds = sw.cpu / max(len(good), 1)
@@ -325,6 +359,7 @@ class DetectorServicer(_ModelServicer, detector_pb2_grpc.DetectorServiceServicer
                     is_llr=m.serves_llr,
                     timing=timing,
                     segments=segment_scores,
+                    attribution=attribution,
                 )
             )
         return detector_pb2.ScoreBatchResponse(items=outcomes, timing=sw.to_proto())
