@@ -76,9 +76,13 @@ def test_detections_one_shot_under_every_condition_iterations_clean_only():
     assert len(plan.detection_ids("d2", "clean", generated)) == 5 + 2
 
 
-def test_measurements_only_when_metrics_are_asked_for():
-    assert make_plan().measurement_ids(["x", "y"]) == ["x", "y"] and make_plan().n_measurements() == 16
-    assert make_plan(measures=False).measurement_ids(["x"]) == [] and make_plan(measures=False).n_measurements() == 0
+def test_measurements_only_when_metrics_are_asked_for_and_never_of_partial_fakes():
+    def row(i: str, task: str) -> GenerationRecord:
+        return GenerationRecord(id=i, status="ok", generator="gen", task=task, item="u1", seed=0)
+
+    rows = {"x": row("x", "TTS"), "y": row("y", "CONVERT"), "z": row("z", "PARTIAL_VOCODED")}
+    assert make_plan().measurement_ids(rows) == ["x", "y"] and make_plan().n_measurements() == 16
+    assert make_plan(measures=False).measurement_ids(rows) == [] and make_plan(measures=False).n_measurements() == 0
 
 
 def test_the_plan_of_a_run_record_is_the_plan_of_its_config():
