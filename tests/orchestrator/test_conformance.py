@@ -48,6 +48,12 @@ SDK_GENERATOR_FAULTS = {
 }
 SDK_DETECTOR_FAULTS = {
     "segments_miscounted": ("segment scores (", "INTERNAL", set()),
+    "stream_window_too_long": ("stream scores", "Score of its last window", set()),
+    "stream_final_early": (
+        "stream final",
+        "final score",
+        {"stream scores (clip 1, 3 s chunks)"},
+    ),  # one chunk: nothing before it
     "batch_normalised": ("Score == ScoreBatch", "ScoreBatch", set()),
     "nan_score": (
         "finite score (clip 3)",
@@ -59,12 +65,24 @@ SDK_DETECTOR_FAULTS = {
             "max_batch_size accepted",
             "option default accepted",
             "segment scores",  # the utterance score beside them is NaN too
+            "stream scores",  # running scores of the first 1.5 s are NaN: the stream ends INTERNAL
+            "stream final",
+            "stream slots",
+            "stream slow reader",
+            "stream bad chunk (past max_seconds",  # its first running score, of a 1 s window, is NaN
         },
     ),
     "not_deterministic": (
         "deterministic as declared",
         "first time",
-        {"Score == ScoreBatch", "concurrent requests answered", "option default accepted", "segment scores"},
+        {
+            "Score == ScoreBatch",
+            "concurrent requests answered",
+            "option default accepted",
+            "segment scores",
+            "stream scores",
+            "stream final",
+        },
     ),
     "refuses_max_batch": ("max_batch_size accepted", "INVALID_ARGUMENT", set()),
     "shared_state": ("concurrent requests answered", "for the same clip alone", set()),
@@ -196,6 +214,13 @@ def test_conforming_services_pass(service, name):
             "max_batch_size + 1 refused",
             "is_llr matches calibrated (clip 1)",
             "ScoreBatch per-item outcomes",
+            "stream declared valid",
+            "stream scores (clip 1, 0.25 s chunks)",
+            "stream final (clip 2, 0.25 s chunks)",
+            "stream bad chunk (gap)",
+            "stream bad open (unknown option)",
+            "stream slots freed (client gone)",
+            "stream slow reader",
         } <= names
 
 

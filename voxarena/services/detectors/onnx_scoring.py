@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from voxarena.codec import AudioClip, resample
+from voxarena.sdk.stream_servicer import DetectorStream
 from voxarena.services.detectors.trained import TrainedDetector
 
 
@@ -65,14 +66,17 @@ class OnnxWindowScorer:
         return [self.score_one(x) for x in inputs]
 
     def score_one(self, x: np.ndarray) -> float:
-        windows = cut_windows(np.asarray(x, np.float32), self.window)
+        return float(np.mean(self.window_scores(cut_windows(np.asarray(x, np.float32), self.window))))
+
+    def window_scores(self, windows: np.ndarray) -> np.ndarray:
+        """logit(bona fide) - logit(spoof) of each window (float64)."""
         logits = np.concatenate(
             [
                 self.session.run(None, {self.input_name: windows[i : i + self.max_windows_per_run]})[0]
                 for i in range(0, len(windows), self.max_windows_per_run)
             ]
         )
-        return float(np.mean((logits[:, 1] - logits[:, 0]).astype(np.float64)))
+        return (logits[:, 1] - logits[:, 0]).astype(np.float64)
 
 
 ONNX_FILE = "model.onnx"
@@ -107,9 +111,17 @@ class OnnxDetector(TrainedDetector):
 
 
 class RawWaveformDetector(OnnxDetector):
-    """An end-to-end network on the raw waveform: its input is the 16 kHz samples themselves."""
+    """An end-to-end network on the raw waveform: its input is the 16 kHz samples themselves. Streams
+    natively (``onnx_stream.WindowStream``): each window scored once, when its samples have come."""
 
     family = "END_TO_END_RAW_WAVEFORM"
+    stream_mode = "NATIVE"
+    stream_hop_seconds = 1.0
+
+    def open_stream(self, sample_rate: int, options: dict[str, str]) -> DetectorStream:
+        from .onnx_stream import WindowStream
+
+        return WindowStream(self, sample_rate, options)
 
     def featurize(self, samples: np.ndarray) -> np.ndarray:
         return samples.astype(np.float32)

@@ -16,6 +16,8 @@ import time
 import numpy as np
 
 from voxarena.sdk import AudioClip, InvalidArgument, serve
+from voxarena.sdk.stream_servicer import WindowedStream
+from voxarena.streaming import window_samples
 
 from .dummy_detector import DummyDetector
 
@@ -27,12 +29,29 @@ FAULTS = {
     "refuses_max_batch": "declares max_batch_size 8 but refuses batches of more than 4 clips",
     "shared_state": "keeps the clips in the model across calls: concurrent calls get each other's scores",
     "segments_miscounted": "gives one segment score too many (the SDK answers INTERNAL)",
+    "stream_window_too_long": "streams with a window twice as long as the one it declares",
+    "stream_final_early": "gives as the final score of a stream the score of all but its last chunk",
 }
+
+
+class _LongWindow(WindowedStream):
+    def running(self) -> float:
+        return self.model_score(self.clip(2 * window_samples(self.model.stream_window_seconds, self.sample_rate)))
+
+
+class _EarlyFinal(WindowedStream):
+    def push(self, samples: np.ndarray) -> None:
+        self.before_last = self.audio.size
+        super().push(samples)
+
+    def final(self) -> float:
+        return self.model_score(AudioClip(self.audio.view()[: self.before_last].copy(), self.sample_rate))
 
 
 class FaultyDetector(DummyDetector):
     name = "faulty-detector"
     max_batch_size = 8
+    stream_window_seconds = 1.0  # shorter than the conformance clips, so that a wrong window shows
 
     def __init__(self, fault: str = "none") -> None:
         super().__init__()
@@ -58,6 +77,12 @@ class FaultyDetector(DummyDetector):
         if fault == "not_deterministic":
             scores = [s + float(np.random.default_rng().normal(0, 0.01)) for s in scores]
         return scores
+
+    def open_stream(self, sample_rate: int, options: dict[str, str]) -> WindowedStream:
+        kind = {"stream_window_too_long": _LongWindow, "stream_final_early": _EarlyFinal}.get(
+            self.fault, WindowedStream
+        )
+        return kind(self, sample_rate, options)
 
     def segment_batch(self, clips: list[AudioClip], options: list[dict[str, str]]) -> list[list[float]]:
         segments = super().segment_batch(clips, options)

@@ -9,7 +9,7 @@ use acme_rs::pb::detector_service_server::{DetectorService, DetectorServiceServe
 use acme_rs::pb::score_batch_item::Outcome;
 use acme_rs::pb::{
     self, DetectorInfo, GetInfoRequest, ItemError, ScoreBatchItem, ScoreBatchRequest, ScoreBatchResponse,
-    ScoreRequest, ScoreResponse,
+    ScoreRequest, ScoreResponse, ScoreStreamRequest, StreamScore,
 };
 use tonic::{Code, Request, Response, Status};
 
@@ -114,6 +114,16 @@ impl DetectorService for AcmeFlatness {
         .await
         .map_err(|e| Status::internal(format!("scoring failed: {e}")))?;
         Ok(Response::new(done))
+    }
+
+    /// Streaming is optional: DetectorInfo.streaming is unset, so the contract asks UNIMPLEMENTED here.
+    type ScoreStreamStream = tonic::codegen::BoxStream<StreamScore>;
+
+    async fn score_stream(
+        &self,
+        _: Request<tonic::Streaming<ScoreStreamRequest>>,
+    ) -> Result<Response<Self::ScoreStreamStream>, Status> {
+        Err(Status::unimplemented(format!("{NAME} does not stream (DetectorInfo.streaming is unset)")))
     }
 }
 

@@ -36,6 +36,7 @@ from voxarena.v1 import common_pb2, detector_pb2, detector_pb2_grpc
 
 from .detector_attribution import AttributionChecks
 from .detector_segments import SegmentChecks
+from .detector_stream import StreamChecks
 from .evidence import answered_at_once, close, describe_audio, describe_error, summarise
 from .probes import UNKNOWN_OPTION, bad_audio
 from .session import CONCURRENT, OVERSIZE_BYTES, Session
@@ -109,6 +110,7 @@ class DetectorChecks:
                 s.skip(name, "needs a score of each clip alone, and Score failed (see 'answers')")
         SegmentChecks(self).run(singles)
         AttributionChecks(self).run(singles)
+        StreamChecks(self).run()
         self.max_batch_size()
         self.bad_inputs()
         s.still_serving()

@@ -71,6 +71,8 @@ class Session:
     not_serving_after: list[str] = field(default_factory=list)
     bad_inputs: int = 0
     role: str = ""  # generator | detector | transform | scorer, once known: which rules the checks test
+    # Another channel to the service like ``channel`` (the streaming checks close one under a call).
+    open_channel: Callable[[], grpc.Channel] | None = None
 
     # -- bookkeeping --------------------------------------------------------------------------
     def add(self, name: str, ok: bool, sent: str = "", got: str = "", expected: str = "") -> bool:
@@ -279,10 +281,15 @@ class Conformance:
         security: ClientSecurity = PLAINTEXT,
     ) -> None:
         limit = 2 * OVERSIZE_BYTES
-        channel = security.channel(
-            address, [("grpc.max_send_message_length", limit), ("grpc.max_receive_message_length", limit)]
-        )
-        self.session = Session(address, channel, timeout, probes or default_probes())
+
+        def open_channel() -> grpc.Channel:
+            options: list[tuple[str, object]] = [
+                ("grpc.max_send_message_length", limit),
+                ("grpc.max_receive_message_length", limit),
+            ]
+            return security.channel(address, options)
+
+        self.session = Session(address, open_channel(), timeout, probes or default_probes(), open_channel=open_channel)
 
     def run(self) -> list[Check]:
         from .detector import check_detector

@@ -2,8 +2,9 @@
 
 ``ErrorMappingInterceptor`` maps a servicer's exceptions to status codes (voxarena.sdk.errors: bad
 request INVALID_ARGUMENT, not ready UNAVAILABLE, unsupported UNIMPLEMENTED, anything else INTERNAL),
-answers a request that does not parse with INVALID_ARGUMENT, holds work calls to the server's
-admission slots (voxarena.sdk.admission), and logs one line per finished call (``call_log_line``).
+answers a request that does not parse with INVALID_ARGUMENT, holds work calls (a stream for its
+whole life) to the server's admission slots (voxarena.sdk.admission), and logs one line per finished
+call (``call_log_line``).
 """
 
 from __future__ import annotations
@@ -149,6 +150,38 @@ class MappedCall:
             context.abort(grpc.StatusCode.INTERNAL, f"{rid}: internal error: {type(e).__name__}: {e}")
 
 
+class MappedStream:
+    """A work call that streams both ways (ScoreStream): it holds one admission slot for its whole life,
+    maps errors as ``MappedCall`` does (a stream's errors name its request_id themselves) and logs its
+    line when it ends; a client that went away ends it CANCELLED, its slot given back."""
+
+    def __init__(
+        self,
+        inner: Callable[[Iterator[Any], grpc.ServicerContext], Iterator[Any]],
+        method: str,
+        admission: Admission | None,
+    ) -> None:
+        self.inner, self.method, self.admission = inner, method, admission
+
+    def __call__(self, requests: Iterator[Any], context: grpc.ServicerContext) -> Iterator[Any]:
+        with CallLog(self.method, NO_REQUEST_ID, context):
+            try:
+                if self.admission is None:
+                    yield from self.inner(requests, context)
+                else:
+                    with self.admission.slot(context):
+                        yield from self.inner(requests, context)
+            except ServiceError as e:
+                context.abort(e.code, str(e))
+            except grpc.RpcError:  # reading the next message: the client cancelled or went away
+                context.set_code(grpc.StatusCode.CANCELLED)
+            except Exception as e:  # a server fault, never the client's
+                if context.code() not in (None, grpc.StatusCode.OK):  # the handler aborted with its own status
+                    raise
+                log.exception("%s failed", self.method)
+                context.abort(grpc.StatusCode.INTERNAL, f"{self.method}: internal error: {type(e).__name__}: {e}")
+
+
 class LoggedStream:
     """A method that streams its responses (health Watch, reflection), logged when its stream ends."""
 
@@ -179,9 +212,15 @@ class ErrorMappingInterceptor(grpc.ServerInterceptor):  # type: ignore[misc]  # 
         if handler is None:
             return handler
         method = handler_call_details.method
+        admission = self.admission if self.admission and self.admission.governs(method) else None
+        if handler.stream_stream is not None and admission is not None:
+            return grpc.stream_stream_rpc_method_handler(
+                MappedStream(handler.stream_stream, method, admission),
+                request_deserializer=tolerant_deserializer(handler.request_deserializer),
+                response_serializer=handler.response_serializer,
+            )
         if handler.unary_unary is None:
             return _logged_streaming(handler, method)
-        admission = self.admission if self.admission and self.admission.governs(method) else None
         return grpc.unary_unary_rpc_method_handler(
             MappedCall(handler.unary_unary, method, admission),
             request_deserializer=tolerant_deserializer(handler.request_deserializer),

@@ -11,11 +11,14 @@ import inspect
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from voxarena.codec import AudioClip
 
 from .errors import InternalError, InvalidArgument
+
+if TYPE_CHECKING:
+    from .stream_servicer import DetectorStream
 
 
 @dataclass(frozen=True)
@@ -164,22 +167,28 @@ class DetectorModel(_ModelBase):
     def serves_llr(self) -> bool:
         return self.calibrated or self.calibration is not None
 
-    def llr_scores(self, clips: list[AudioClip], options: list[dict[str, str]] | None = None) -> list[float]:
-        """What the service answers: the model's scores, mapped to LLRs when a calibration is loaded.
+    def served(self, score: float) -> float:
+        """What the service answers for one model score: the score, mapped to an LLR when a calibration is loaded."""
+        if self.calibration is None:
+            return float(score)
+        a, b = self.calibration
+        return a * float(score) + b
 
-        ``options``: each clip's options (every declared one, the request's values over the defaults),
-        passed to ``score_batch`` when it takes an ``options`` argument; a model without options keeps
-        the one-argument ``score_batch(clips)``."""
+    def model_scores(self, clips: list[AudioClip], options: list[dict[str, str]] | None = None) -> list[float]:
+        """The model's own scores (before calibration). ``options``: each clip's options (every declared
+        one, the request's values over the defaults), passed to ``score_batch`` when it takes an ``options``
+        argument; a model without options keeps the one-argument ``score_batch(clips)``."""
         takes_options = "options" in inspect.signature(self.score_batch).parameters
         if takes_options:
             per_clip = options if options is not None else [self.resolve_options({}) for _ in clips]
             scores = self.score_batch(clips, options=per_clip)  # type: ignore[call-arg]
         else:
             scores = self.score_batch(clips)
-        if self.calibration is None:
-            return [float(x) for x in scores]
-        a, b = self.calibration
-        return [a * float(x) + b for x in scores]
+        return [float(x) for x in scores]
+
+    def llr_scores(self, clips: list[AudioClip], options: list[dict[str, str]] | None = None) -> list[float]:
+        """What the service answers: the model's scores, mapped to LLRs when a calibration is loaded."""
+        return [self.served(x) for x in self.model_scores(clips, options)]
 
     # The clips the service accepts (DetectorInfo.min_seconds, max_seconds, sample_rates): the SDK
     # refuses any other with INVALID_ARGUMENT naming the clip, its duration or rate and the bound,
@@ -195,6 +204,24 @@ class DetectorModel(_ModelBase):
     # Source tracing (DetectorInfo.attribution): (level, labels) pairs, levels among voxarena.attribution.LEVELS;
     # a model that declares them defines ``attribute_batch``.
     attribution: ClassVar[tuple[tuple[str, tuple[str, ...]], ...]] = ()
+
+    # Streaming (DetectorInfo.streaming, the ScoreStream call): every detector streams. By default a causal
+    # sliding window (voxarena.sdk.stream_servicer.WindowedStream): a running score of the last
+    # stream_window_seconds each time the audio seen passes a further multiple of stream_hop_seconds. A model
+    # with incremental scoring sets stream_mode "NATIVE" and returns its own DetectorStream from open_stream;
+    # "" turns streaming off (ScoreStream UNIMPLEMENTED).
+    stream_mode: ClassVar[str] = "WINDOWED"
+    stream_window_seconds: ClassVar[float] = 4.0
+    stream_hop_seconds: ClassVar[float] = 0.5
+    stream_max_chunk_seconds: ClassVar[float] = 10.0
+    # The chunk-to-score delay aimed at on one core (StreamingInfo.target_latency_seconds); 0: not stated.
+    stream_target_latency_seconds: ClassVar[float] = 0.0
+
+    def open_stream(self, sample_rate: int, options: dict[str, str]) -> DetectorStream:
+        """A new stream's state: the causal sliding window unless the model streams natively."""
+        from .stream_servicer import WindowedStream
+
+        return WindowedStream(self, sample_rate, options)
 
     def attribute_batch(
         self, clips: list[AudioClip], options: list[dict[str, str]]

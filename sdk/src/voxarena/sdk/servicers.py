@@ -9,6 +9,7 @@ servicer is in ``transform_servicer``.
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 
 import grpc
 import numpy as np
@@ -17,11 +18,13 @@ from google.protobuf import timestamp_pb2
 from voxarena.attribution import answer_problems, spec_problems
 from voxarena.codec import AudioClip, AudioFormatError, decode_audio, encode_audio
 from voxarena.segments import segment_count, valid_hop
+from voxarena.streaming import declaration_problems
 from voxarena.tasks import task_inputs
 from voxarena.v1 import common_pb2, detector_pb2, detector_pb2_grpc, generator_pb2, generator_pb2_grpc
 
 from .errors import InternalError, InvalidArgument, NotReady, ServiceError, Unimplemented
 from .model import DetectorModel, GeneratorModel, SynthesisRequest, _ModelBase
+from .stream_servicer import StreamSession
 
 DEFAULT_MAX_MESSAGE_MB = 64
 RESPONSE_HEADROOM_BYTES = 64 * 1024  # a response's fields beside its audio (ids, timing, voice)
@@ -215,9 +218,11 @@ class DetectorServicer(_ModelServicer, detector_pb2_grpc.DetectorServiceServicer
             raise ValueError(
                 f"{model.name}: segment_hop_seconds {model.segment_hop_seconds} is not 0 or in [0.001, 10]"
             )
-        problems = spec_problems(model.attribution)
+        problems = [f"attribution: {p}" for p in spec_problems(model.attribution)] + [
+            f"streaming: {p}" for p in stream_declaration_problems(model)
+        ]
         if problems:
-            raise ValueError(f"{model.name}: attribution: {'; '.join(problems)}")
+            raise ValueError(f"{model.name}: {'; '.join(problems)}")
         super().__init__(model)
 
     def _attribution(
@@ -260,6 +265,7 @@ class DetectorServicer(_ModelServicer, detector_pb2_grpc.DetectorServiceServicer
             sample_rates=sorted(m.sample_rates),
             segment_hop_seconds=m.segment_hop_seconds,
             attribution=[detector_pb2.AttributionSpec(level=lv, labels=list(labels)) for lv, labels in m.attribution],
+            streaming=streaming_info(m),
         )
 
     def _clip(self, item: detector_pb2.ScoreRequest) -> tuple[AudioClip, dict[str, str]]:
@@ -363,3 +369,36 @@ class DetectorServicer(_ModelServicer, detector_pb2_grpc.DetectorServiceServicer
                 )
             )
         return detector_pb2.ScoreBatchResponse(items=outcomes, timing=sw.to_proto())
+
+    def ScoreStream(
+        self, request_iterator: Iterator[detector_pb2.ScoreStreamRequest], context: grpc.ServicerContext
+    ) -> Iterator[detector_pb2.StreamScore]:
+        self._require_ready()
+        if not self.model.stream_mode:
+            raise Unimplemented(f"{self.model.name} does not stream (DetectorInfo.streaming is unset)")
+        yield from StreamSession(self.model, Stopwatch).scores(request_iterator)
+
+
+def stream_declaration_problems(m: DetectorModel) -> list[str]:
+    return declaration_problems(
+        m.stream_mode,
+        m.stream_window_seconds,
+        m.stream_hop_seconds,
+        m.stream_max_chunk_seconds,
+        m.min_seconds,
+        m.max_seconds,
+    )
+
+
+def streaming_info(m: DetectorModel) -> detector_pb2.StreamingInfo | None:
+    """DetectorInfo.streaming of the model; None when it does not stream."""
+    if not m.stream_mode:
+        return None
+    return detector_pb2.StreamingInfo(
+        mode=detector_pb2.StreamingMode.Value(f"STREAMING_{m.stream_mode}"),
+        window_seconds=m.stream_window_seconds if m.stream_mode == "WINDOWED" else 0.0,
+        hop_seconds=m.stream_hop_seconds,
+        max_chunk_seconds=m.stream_max_chunk_seconds,
+        target_latency_seconds=m.stream_target_latency_seconds,
+        final_scope=detector_pb2.STREAM_FINAL_WHOLE_CLIP,
+    )

@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from voxarena.v1 import common_pb2 as voxarena_dot_v1_dot_common__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1avoxarena/v1/detector.proto\x12\x0bvoxarena.v1\x1a\x18voxarena/v1/common.proto\"\xc8\x02\n\x0c\x44\x65tectorInfo\x12%\n\x05model\x18\x01 \x01(\x0b\x32\x16.voxarena.v1.ModelInfo\x12+\n\x06\x66\x61mily\x18\x02 \x01(\x0e\x32\x1b.voxarena.v1.DetectorFamily\x12\x12\n\ncalibrated\x18\x03 \x01(\x08\x12\x16\n\x0emax_batch_size\x18\x04 \x01(\r\x12(\n\x07options\x18\x05 \x03(\x0b\x32\x17.voxarena.v1.OptionSpec\x12\x13\n\x0bmin_seconds\x18\x06 \x01(\x01\x12\x13\n\x0bmax_seconds\x18\x07 \x01(\x01\x12\x14\n\x0csample_rates\x18\x08 \x03(\r\x12\x1b\n\x13segment_hop_seconds\x18\t \x01(\x01\x12\x31\n\x0b\x61ttribution\x18\n \x03(\x0b\x32\x1c.voxarena.v1.AttributionSpec\"0\n\x0f\x41ttributionSpec\x12\r\n\x05level\x18\x01 \x01(\t\x12\x0e\n\x06labels\x18\x02 \x03(\t\"\xe8\x01\n\x0cScoreRequest\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12!\n\x05\x61udio\x18\x02 \x01(\x0b\x32\x12.voxarena.v1.Audio\x12=\n\nparameters\x18\x03 \x03(\x0b\x32).voxarena.v1.ScoreRequest.ParametersEntry\x12\x15\n\rwant_segments\x18\x04 \x01(\x08\x12\x18\n\x10want_attribution\x18\x05 \x01(\x08\x1a\x31\n\x0fParametersEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\x96\x01\n\x0b\x41ttribution\x12\r\n\x05level\x18\x01 \x01(\t\x12\x42\n\rprobabilities\x18\x02 \x03(\x0b\x32+.voxarena.v1.Attribution.ProbabilitiesEntry\x1a\x34\n\x12ProbabilitiesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x01:\x02\x38\x01\"4\n\rSegmentScores\x12\x13\n\x0bhop_seconds\x18\x01 \x01(\x01\x12\x0e\n\x06scores\x18\x02 \x03(\x02\"\xc4\x01\n\rScoreResponse\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12\r\n\x05score\x18\x02 \x01(\x01\x12\x0e\n\x06is_llr\x18\x03 \x01(\x08\x12#\n\x06timing\x18\x04 \x01(\x0b\x32\x13.voxarena.v1.Timing\x12,\n\x08segments\x18\x05 \x01(\x0b\x32\x1a.voxarena.v1.SegmentScores\x12-\n\x0b\x61ttribution\x18\x06 \x03(\x0b\x32\x18.voxarena.v1.Attribution\"=\n\x11ScoreBatchRequest\x12(\n\x05items\x18\x01 \x03(\x0b\x32\x19.voxarena.v1.ScoreRequest\"\x86\x01\n\x0eScoreBatchItem\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12,\n\x06result\x18\x02 \x01(\x0b\x32\x1a.voxarena.v1.ScoreResponseH\x00\x12\'\n\x05\x65rror\x18\x03 \x01(\x0b\x32\x16.voxarena.v1.ItemErrorH\x00\x42\t\n\x07outcome\"*\n\tItemError\x12\x0c\n\x04\x63ode\x18\x01 \x01(\x05\x12\x0f\n\x07message\x18\x02 \x01(\t\"e\n\x12ScoreBatchResponse\x12*\n\x05items\x18\x01 \x03(\x0b\x32\x1b.voxarena.v1.ScoreBatchItem\x12#\n\x06timing\x18\x02 \x01(\x0b\x32\x13.voxarena.v1.Timing*\x83\x01\n\x0e\x44\x65tectorFamily\x12\x1f\n\x1b\x44\x45TECTOR_FAMILY_UNSPECIFIED\x10\x00\x12\x19\n\x15HANDCRAFTED_FRONT_END\x10\x01\x12\x1b\n\x17\x45ND_TO_END_RAW_WAVEFORM\x10\x02\x12\x18\n\x14PRETRAINED_FRONT_END\x10\x03\x32\xe3\x01\n\x0f\x44\x65tectorService\x12\x41\n\x07GetInfo\x12\x1b.voxarena.v1.GetInfoRequest\x1a\x19.voxarena.v1.DetectorInfo\x12>\n\x05Score\x12\x19.voxarena.v1.ScoreRequest\x1a\x1a.voxarena.v1.ScoreResponse\x12M\n\nScoreBatch\x12\x1e.voxarena.v1.ScoreBatchRequest\x1a\x1f.voxarena.v1.ScoreBatchResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1avoxarena/v1/detector.proto\x12\x0bvoxarena.v1\x1a\x18voxarena/v1/common.proto\"\xf7\x02\n\x0c\x44\x65tectorInfo\x12%\n\x05model\x18\x01 \x01(\x0b\x32\x16.voxarena.v1.ModelInfo\x12+\n\x06\x66\x61mily\x18\x02 \x01(\x0e\x32\x1b.voxarena.v1.DetectorFamily\x12\x12\n\ncalibrated\x18\x03 \x01(\x08\x12\x16\n\x0emax_batch_size\x18\x04 \x01(\r\x12(\n\x07options\x18\x05 \x03(\x0b\x32\x17.voxarena.v1.OptionSpec\x12\x13\n\x0bmin_seconds\x18\x06 \x01(\x01\x12\x13\n\x0bmax_seconds\x18\x07 \x01(\x01\x12\x14\n\x0csample_rates\x18\x08 \x03(\r\x12\x1b\n\x13segment_hop_seconds\x18\t \x01(\x01\x12\x31\n\x0b\x61ttribution\x18\n \x03(\x0b\x32\x1c.voxarena.v1.AttributionSpec\x12-\n\tstreaming\x18\x0b \x01(\x0b\x32\x1a.voxarena.v1.StreamingInfo\"\xd0\x01\n\rStreamingInfo\x12(\n\x04mode\x18\x01 \x01(\x0e\x32\x1a.voxarena.v1.StreamingMode\x12\x16\n\x0ewindow_seconds\x18\x02 \x01(\x01\x12\x13\n\x0bhop_seconds\x18\x03 \x01(\x01\x12\x19\n\x11max_chunk_seconds\x18\x04 \x01(\x01\x12\x1e\n\x16target_latency_seconds\x18\x05 \x01(\x01\x12-\n\x0b\x66inal_scope\x18\x06 \x01(\x0e\x32\x18.voxarena.v1.StreamFinal\"0\n\x0f\x41ttributionSpec\x12\r\n\x05level\x18\x01 \x01(\t\x12\x0e\n\x06labels\x18\x02 \x03(\t\"\xe8\x01\n\x0cScoreRequest\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12!\n\x05\x61udio\x18\x02 \x01(\x0b\x32\x12.voxarena.v1.Audio\x12=\n\nparameters\x18\x03 \x03(\x0b\x32).voxarena.v1.ScoreRequest.ParametersEntry\x12\x15\n\rwant_segments\x18\x04 \x01(\x08\x12\x18\n\x10want_attribution\x18\x05 \x01(\x08\x1a\x31\n\x0fParametersEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\x96\x01\n\x0b\x41ttribution\x12\r\n\x05level\x18\x01 \x01(\t\x12\x42\n\rprobabilities\x18\x02 \x03(\x0b\x32+.voxarena.v1.Attribution.ProbabilitiesEntry\x1a\x34\n\x12ProbabilitiesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x01:\x02\x38\x01\"4\n\rSegmentScores\x12\x13\n\x0bhop_seconds\x18\x01 \x01(\x01\x12\x0e\n\x06scores\x18\x02 \x03(\x02\"\xc4\x01\n\rScoreResponse\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12\r\n\x05score\x18\x02 \x01(\x01\x12\x0e\n\x06is_llr\x18\x03 \x01(\x08\x12#\n\x06timing\x18\x04 \x01(\x0b\x32\x13.voxarena.v1.Timing\x12,\n\x08segments\x18\x05 \x01(\x0b\x32\x1a.voxarena.v1.SegmentScores\x12-\n\x0b\x61ttribution\x18\x06 \x03(\x0b\x32\x18.voxarena.v1.Attribution\"=\n\x11ScoreBatchRequest\x12(\n\x05items\x18\x01 \x03(\x0b\x32\x19.voxarena.v1.ScoreRequest\"\x86\x01\n\x0eScoreBatchItem\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12,\n\x06result\x18\x02 \x01(\x0b\x32\x1a.voxarena.v1.ScoreResponseH\x00\x12\'\n\x05\x65rror\x18\x03 \x01(\x0b\x32\x16.voxarena.v1.ItemErrorH\x00\x42\t\n\x07outcome\"*\n\tItemError\x12\x0c\n\x04\x63ode\x18\x01 \x01(\x05\x12\x0f\n\x07message\x18\x02 \x01(\t\"e\n\x12ScoreBatchResponse\x12*\n\x05items\x18\x01 \x03(\x0b\x32\x1b.voxarena.v1.ScoreBatchItem\x12#\n\x06timing\x18\x02 \x01(\x0b\x32\x13.voxarena.v1.Timing\"\xd3\x01\n\nStreamOpen\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12\x13\n\x0bsample_rate\x18\x02 \x01(\r\x12,\n\x08\x65ncoding\x18\x03 \x01(\x0e\x32\x1a.voxarena.v1.AudioEncoding\x12;\n\nparameters\x18\x04 \x03(\x0b\x32\'.voxarena.v1.StreamOpen.ParametersEntry\x1a\x31\n\x0fParametersEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"B\n\x0bStreamChunk\x12\x10\n\x08sequence\x18\x01 \x01(\x04\x12!\n\x05\x61udio\x18\x02 \x01(\x0b\x32\x12.voxarena.v1.Audio\"s\n\x12ScoreStreamRequest\x12\'\n\x04open\x18\x01 \x01(\x0b\x32\x17.voxarena.v1.StreamOpenH\x00\x12)\n\x05\x63hunk\x18\x02 \x01(\x0b\x32\x18.voxarena.v1.StreamChunkH\x00\x42\t\n\x07message\"\xa0\x01\n\x0bStreamScore\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12\x10\n\x08sequence\x18\x02 \x01(\x04\x12\x15\n\raudio_seconds\x18\x03 \x01(\x01\x12\r\n\x05score\x18\x04 \x01(\x01\x12\x0e\n\x06is_llr\x18\x05 \x01(\x08\x12\x10\n\x08is_final\x18\x06 \x01(\x08\x12#\n\x06timing\x18\x07 \x01(\x0b\x32\x13.voxarena.v1.Timing*\x83\x01\n\x0e\x44\x65tectorFamily\x12\x1f\n\x1b\x44\x45TECTOR_FAMILY_UNSPECIFIED\x10\x00\x12\x19\n\x15HANDCRAFTED_FRONT_END\x10\x01\x12\x1b\n\x17\x45ND_TO_END_RAW_WAVEFORM\x10\x02\x12\x18\n\x14PRETRAINED_FRONT_END\x10\x03*]\n\rStreamingMode\x12\x1e\n\x1aSTREAMING_MODE_UNSPECIFIED\x10\x00\x12\x16\n\x12STREAMING_WINDOWED\x10\x01\x12\x14\n\x10STREAMING_NATIVE\x10\x02*H\n\x0bStreamFinal\x12\x1b\n\x17STREAM_FINAL_WHOLE_CLIP\x10\x00\x12\x1c\n\x18STREAM_FINAL_LAST_WINDOW\x10\x01\x32\xb1\x02\n\x0f\x44\x65tectorService\x12\x41\n\x07GetInfo\x12\x1b.voxarena.v1.GetInfoRequest\x1a\x19.voxarena.v1.DetectorInfo\x12>\n\x05Score\x12\x19.voxarena.v1.ScoreRequest\x1a\x1a.voxarena.v1.ScoreResponse\x12M\n\nScoreBatch\x12\x1e.voxarena.v1.ScoreBatchRequest\x1a\x1f.voxarena.v1.ScoreBatchResponse\x12L\n\x0bScoreStream\x12\x1f.voxarena.v1.ScoreStreamRequest\x1a\x18.voxarena.v1.StreamScore(\x01\x30\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -36,32 +36,50 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_SCOREREQUEST_PARAMETERSENTRY']._serialized_options = b'8\001'
   _globals['_ATTRIBUTION_PROBABILITIESENTRY']._loaded_options = None
   _globals['_ATTRIBUTION_PROBABILITIESENTRY']._serialized_options = b'8\001'
-  _globals['_DETECTORFAMILY']._serialized_start=1439
-  _globals['_DETECTORFAMILY']._serialized_end=1570
+  _globals['_STREAMOPEN_PARAMETERSENTRY']._loaded_options = None
+  _globals['_STREAMOPEN_PARAMETERSENTRY']._serialized_options = b'8\001'
+  _globals['_DETECTORFAMILY']._serialized_start=2259
+  _globals['_DETECTORFAMILY']._serialized_end=2390
+  _globals['_STREAMINGMODE']._serialized_start=2392
+  _globals['_STREAMINGMODE']._serialized_end=2485
+  _globals['_STREAMFINAL']._serialized_start=2487
+  _globals['_STREAMFINAL']._serialized_end=2559
   _globals['_DETECTORINFO']._serialized_start=70
-  _globals['_DETECTORINFO']._serialized_end=398
-  _globals['_ATTRIBUTIONSPEC']._serialized_start=400
-  _globals['_ATTRIBUTIONSPEC']._serialized_end=448
-  _globals['_SCOREREQUEST']._serialized_start=451
-  _globals['_SCOREREQUEST']._serialized_end=683
-  _globals['_SCOREREQUEST_PARAMETERSENTRY']._serialized_start=634
-  _globals['_SCOREREQUEST_PARAMETERSENTRY']._serialized_end=683
-  _globals['_ATTRIBUTION']._serialized_start=686
-  _globals['_ATTRIBUTION']._serialized_end=836
-  _globals['_ATTRIBUTION_PROBABILITIESENTRY']._serialized_start=784
-  _globals['_ATTRIBUTION_PROBABILITIESENTRY']._serialized_end=836
-  _globals['_SEGMENTSCORES']._serialized_start=838
-  _globals['_SEGMENTSCORES']._serialized_end=890
-  _globals['_SCORERESPONSE']._serialized_start=893
-  _globals['_SCORERESPONSE']._serialized_end=1089
-  _globals['_SCOREBATCHREQUEST']._serialized_start=1091
-  _globals['_SCOREBATCHREQUEST']._serialized_end=1152
-  _globals['_SCOREBATCHITEM']._serialized_start=1155
-  _globals['_SCOREBATCHITEM']._serialized_end=1289
-  _globals['_ITEMERROR']._serialized_start=1291
-  _globals['_ITEMERROR']._serialized_end=1333
-  _globals['_SCOREBATCHRESPONSE']._serialized_start=1335
-  _globals['_SCOREBATCHRESPONSE']._serialized_end=1436
-  _globals['_DETECTORSERVICE']._serialized_start=1573
-  _globals['_DETECTORSERVICE']._serialized_end=1800
+  _globals['_DETECTORINFO']._serialized_end=445
+  _globals['_STREAMINGINFO']._serialized_start=448
+  _globals['_STREAMINGINFO']._serialized_end=656
+  _globals['_ATTRIBUTIONSPEC']._serialized_start=658
+  _globals['_ATTRIBUTIONSPEC']._serialized_end=706
+  _globals['_SCOREREQUEST']._serialized_start=709
+  _globals['_SCOREREQUEST']._serialized_end=941
+  _globals['_SCOREREQUEST_PARAMETERSENTRY']._serialized_start=892
+  _globals['_SCOREREQUEST_PARAMETERSENTRY']._serialized_end=941
+  _globals['_ATTRIBUTION']._serialized_start=944
+  _globals['_ATTRIBUTION']._serialized_end=1094
+  _globals['_ATTRIBUTION_PROBABILITIESENTRY']._serialized_start=1042
+  _globals['_ATTRIBUTION_PROBABILITIESENTRY']._serialized_end=1094
+  _globals['_SEGMENTSCORES']._serialized_start=1096
+  _globals['_SEGMENTSCORES']._serialized_end=1148
+  _globals['_SCORERESPONSE']._serialized_start=1151
+  _globals['_SCORERESPONSE']._serialized_end=1347
+  _globals['_SCOREBATCHREQUEST']._serialized_start=1349
+  _globals['_SCOREBATCHREQUEST']._serialized_end=1410
+  _globals['_SCOREBATCHITEM']._serialized_start=1413
+  _globals['_SCOREBATCHITEM']._serialized_end=1547
+  _globals['_ITEMERROR']._serialized_start=1549
+  _globals['_ITEMERROR']._serialized_end=1591
+  _globals['_SCOREBATCHRESPONSE']._serialized_start=1593
+  _globals['_SCOREBATCHRESPONSE']._serialized_end=1694
+  _globals['_STREAMOPEN']._serialized_start=1697
+  _globals['_STREAMOPEN']._serialized_end=1908
+  _globals['_STREAMOPEN_PARAMETERSENTRY']._serialized_start=892
+  _globals['_STREAMOPEN_PARAMETERSENTRY']._serialized_end=941
+  _globals['_STREAMCHUNK']._serialized_start=1910
+  _globals['_STREAMCHUNK']._serialized_end=1976
+  _globals['_SCORESTREAMREQUEST']._serialized_start=1978
+  _globals['_SCORESTREAMREQUEST']._serialized_end=2093
+  _globals['_STREAMSCORE']._serialized_start=2096
+  _globals['_STREAMSCORE']._serialized_end=2256
+  _globals['_DETECTORSERVICE']._serialized_start=2562
+  _globals['_DETECTORSERVICE']._serialized_end=2867
 # @@protoc_insertion_point(module_scope)

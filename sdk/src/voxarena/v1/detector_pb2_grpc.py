@@ -50,6 +50,11 @@ class DetectorServiceStub:
                 request_serializer=voxarena_dot_v1_dot_detector__pb2.ScoreBatchRequest.SerializeToString,
                 response_deserializer=voxarena_dot_v1_dot_detector__pb2.ScoreBatchResponse.FromString,
                 _registered_method=True)
+        self.ScoreStream = channel.stream_stream(
+                '/voxarena.v1.DetectorService/ScoreStream',
+                request_serializer=voxarena_dot_v1_dot_detector__pb2.ScoreStreamRequest.SerializeToString,
+                response_deserializer=voxarena_dot_v1_dot_detector__pb2.StreamScore.FromString,
+                _registered_method=True)
 
 
 class DetectorServiceServicer:
@@ -78,6 +83,14 @@ class DetectorServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ScoreStream(self, request_iterator, context):
+        """Scores audio while it arrives (DetectorInfo.streaming): running scores as chunks come, a final one
+        after the client half-closes. An error ends the call with its status.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_DetectorServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -95,6 +108,11 @@ def add_DetectorServiceServicer_to_server(servicer, server):
                     servicer.ScoreBatch,
                     request_deserializer=voxarena_dot_v1_dot_detector__pb2.ScoreBatchRequest.FromString,
                     response_serializer=voxarena_dot_v1_dot_detector__pb2.ScoreBatchResponse.SerializeToString,
+            ),
+            'ScoreStream': grpc.stream_stream_rpc_method_handler(
+                    servicer.ScoreStream,
+                    request_deserializer=voxarena_dot_v1_dot_detector__pb2.ScoreStreamRequest.FromString,
+                    response_serializer=voxarena_dot_v1_dot_detector__pb2.StreamScore.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -178,6 +196,33 @@ class DetectorService:
             '/voxarena.v1.DetectorService/ScoreBatch',
             voxarena_dot_v1_dot_detector__pb2.ScoreBatchRequest.SerializeToString,
             voxarena_dot_v1_dot_detector__pb2.ScoreBatchResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ScoreStream(request_iterator,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.stream_stream(
+            request_iterator,
+            target,
+            '/voxarena.v1.DetectorService/ScoreStream',
+            voxarena_dot_v1_dot_detector__pb2.ScoreStreamRequest.SerializeToString,
+            voxarena_dot_v1_dot_detector__pb2.StreamScore.FromString,
             options,
             channel_credentials,
             insecure,

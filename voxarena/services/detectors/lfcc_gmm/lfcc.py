@@ -53,10 +53,11 @@ def deltas(x: np.ndarray, window: int = 3) -> np.ndarray:
     return out
 
 
-def lfcc(signal: np.ndarray, cfg: LfccConfig = LfccConfig()) -> np.ndarray:
-    """(frames, 3*n_ceps) LFCC + delta + double delta of a float signal at ``cfg.sample_rate``."""
-    win = int(round(cfg.window_ms * cfg.sample_rate / 1000))
-    hop = int(round(cfg.shift_ms * cfg.sample_rate / 1000))
+def cepstra(signal: np.ndarray, cfg: LfccConfig = LfccConfig()) -> np.ndarray:
+    """(frames, n_ceps) static LFCCs of a float signal at ``cfg.sample_rate`` (a signal shorter than one
+    window is zero-padded to one frame). Each frame depends on its own samples only, so the frames of
+    a signal's stretch are those of the whole signal: the streaming detector computes them as audio comes."""
+    win, hop = frame_sizes(cfg)
     x = np.asarray(signal, dtype=np.float64)
     if x.size < win:
         x = np.pad(x, (0, win - x.size))
@@ -65,7 +66,22 @@ def lfcc(signal: np.ndarray, cfg: LfccConfig = LfccConfig()) -> np.ndarray:
     frames = x[idx] * np.hamming(win)[None, :]
     power = np.abs(np.fft.rfft(frames, n=cfg.n_fft, axis=1)) ** 2
     energies = power @ linear_filterbank(cfg)
-    ceps = dct(np.log10(energies + np.finfo(float).eps), type=2, norm="ortho", axis=1)[:, : cfg.n_ceps]
+    ceps: np.ndarray = dct(np.log10(energies + np.finfo(float).eps), type=2, norm="ortho", axis=1)[:, : cfg.n_ceps]
+    return ceps
+
+
+def frame_sizes(cfg: LfccConfig) -> tuple[int, int]:
+    """The window and the shift, in samples at ``cfg.sample_rate``."""
+    return int(round(cfg.window_ms * cfg.sample_rate / 1000)), int(round(cfg.shift_ms * cfg.sample_rate / 1000))
+
+
+def with_deltas(ceps: np.ndarray, cfg: LfccConfig = LfccConfig()) -> np.ndarray:
+    """Static coefficients, deltas and double deltas side by side: (frames, 3*n_ceps)."""
     d1 = deltas(ceps, cfg.delta_window)
     d2 = deltas(d1, cfg.delta_window)
     return np.hstack([ceps, d1, d2])
+
+
+def lfcc(signal: np.ndarray, cfg: LfccConfig = LfccConfig()) -> np.ndarray:
+    """(frames, 3*n_ceps) LFCC + delta + double delta of a float signal at ``cfg.sample_rate``."""
+    return with_deltas(cepstra(signal, cfg), cfg)

@@ -9,6 +9,9 @@ Segment scores (partial fakes), natively at 20 ms: the mean frame log-likelihood
 whose centre falls in each 20 ms (two frames of the 10 ms shift; a segment at the clip's end with no frame
 centre takes the nearest frame's), uncalibrated, on the scale of the utterance score before calibration.
 
+Streaming, natively (``stream.py``): the mean frame LLR accumulated as frames come, each running score
+the Score of the audio seen so far (at 16 kHz, to rounding).
+
 Weights live in ``weights/`` (or ``$VOXARENA_LFCC_GMM_WEIGHTS``): ``lfcc_gmm.npz`` and
 ``metadata.json``; the service refuses to start when the npz does not hash to the recorded sha256.
 """
@@ -25,13 +28,14 @@ from voxarena.services.detectors.trained import TrainedDetector, WeightsMismatch
 
 from .gmm import DiagonalGmm
 from .lfcc import LfccConfig, lfcc
+from .stream import LfccGmmStream
 
 WEIGHTS_FILE = "lfcc_gmm.npz"
 
 
 class LfccGmmModel(TrainedDetector):
     name = "lfcc-gmm"
-    version = "1.2.0"  # 1.2: native 20 ms segment scores (utterance scores unchanged)
+    version = "1.3.0"  # 1.2: native 20 ms segment scores; 1.3: native streaming (utterance scores unchanged)
     licence = "Apache-2.0 (VoxArena implementation of the ASVspoof baseline; weights trained on LibriSpeech, CC BY 4.0)"
     family = "HANDCRAFTED_FRONT_END"
     native_sample_rate = 16000
@@ -41,6 +45,9 @@ class LfccGmmModel(TrainedDetector):
     weight_files = (WEIGHTS_FILE,)
     weights_env = "VOXARENA_LFCC_GMM_WEIGHTS"
     segment_hop_seconds = 0.02
+    # Streams natively (stream.py): frame LLRs accumulated, a running score every 0.2 s of audio.
+    stream_mode = "NATIVE"
+    stream_hop_seconds = 0.2
 
     def load_weights(self, directory: Path, meta: dict) -> None:
         data = np.load(directory / WEIGHTS_FILE)
@@ -52,11 +59,20 @@ class LfccGmmModel(TrainedDetector):
     def parameter_count(self) -> int:
         return int(sum(g.weights.size + g.means.size + g.variances.size for g in (self._bona, self._spoof)))
 
+    @property
+    def lfcc_config(self) -> LfccConfig:
+        return self._cfg
+
     def frame_llrs(self, clip: AudioClip) -> np.ndarray:
         """log p(x|bona fide) - log p(x|spoof) of each LFCC frame of the clip."""
         x = resample(clip.samples, clip.sample_rate, self._cfg.sample_rate)
-        feats = lfcc(x, self._cfg)
+        return self.llr_of_features(lfcc(x, self._cfg))
+
+    def llr_of_features(self, feats: np.ndarray) -> np.ndarray:
         return self._bona.frame_log_likelihood(feats) - self._spoof.frame_log_likelihood(feats)
+
+    def open_stream(self, sample_rate: int, options: dict[str, str]) -> LfccGmmStream:
+        return LfccGmmStream(self, sample_rate, options)
 
     def score_clip(self, clip: AudioClip) -> float:
         return float(np.mean(self.frame_llrs(clip)))
