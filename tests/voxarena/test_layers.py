@@ -67,6 +67,7 @@ LAYERS = (
             "voxarena.transport",
             "voxarena.lifecycle",
             "voxarena.segments",
+            "voxarena.streaming",
             "voxarena.attribution",
         ),
     ),

@@ -25,6 +25,7 @@ from voxarena.orchestrator.metrics.fusion import recorded_calibration_items
 from voxarena.orchestrator.report.calibration_plots import calibration_data
 from voxarena.orchestrator.report.html import render_html
 from voxarena.orchestrator.report.localisation import localisation_data
+from voxarena.orchestrator.report.streaming import streaming_data
 from voxarena.orchestrator.run.manifest import ManifestSet
 from voxarena.orchestrator.run.status import run_status
 from voxarena.orchestrator.store.outcome import Outcome
@@ -176,6 +177,7 @@ def build_report(run_dir: Path, allow_incomplete: bool = False) -> dict:
         "attacks": read_csv(metrics / "attack_metrics.csv"),
         "attack_transfer": read_csv(metrics / "attack_transfer.csv"),
         "localisation": localisation_data(run_dir),
+        "streaming": streaming_data(run_dir),
         "detection_by_label": read_csv(metrics / "detection_by_label.csv"),
         "generation": read_csv(metrics / "generator_metrics.csv"),
         "generation_by_label": read_csv(metrics / "generator_metrics_by_label.csv"),

@@ -14,6 +14,7 @@ from voxarena.orchestrator.metrics.fusion import fusion_table
 from voxarena.orchestrator.report.calibration_plots import calibration_section
 from voxarena.orchestrator.report.localisation import localisation_section
 from voxarena.orchestrator.report.plots import det_svg, i2d_section
+from voxarena.orchestrator.report.streaming import streaming_section
 from voxarena.orchestrator.report.tables import (
     HEAT_NOTE,
     as_float,
@@ -127,6 +128,7 @@ def _results(rep: dict) -> list[str]:
         conditions_section(rep),
         attacks_section(rep),
         localisation_section(rep),
+        streaming_section(rep),
         "<h2>Generators</h2>",
         html_table(gen_rows, gen_cols, left=3, table_id="generators"),
         i2d_section(rep),

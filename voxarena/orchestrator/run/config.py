@@ -29,6 +29,7 @@ from voxarena.orchestrator.fleet.service_config import (
     protocol_view,
 )
 from voxarena.orchestrator.run.partial import PartialConfig
+from voxarena.orchestrator.run.streaming_config import StreamingConfig
 from voxarena.tasks import TASKS, task_inputs
 
 _M = TypeVar("_M", bound=BaseModel)
@@ -143,6 +144,7 @@ class ProtocolConfig(Strict):
         None, description="items that fit score fusion, left out of every detection matrix (none when absent)"
     )
     partial: PartialConfig | None = Field(None, description="how PARTIAL_* tasks splice (the defaults when absent)")
+    streaming: StreamingConfig | None = Field(None, description="stream clips to the detectors too (off when absent)")
 
     @property
     def partial_config(self) -> PartialConfig:

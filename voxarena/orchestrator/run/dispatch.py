@@ -22,10 +22,11 @@ from voxarena.orchestrator.run.config import RunConfig
 from voxarena.orchestrator.run.plan import Plan
 from voxarena.orchestrator.run.progress_lines import ProgressLines
 from voxarena.orchestrator.run.stages import Detect, Generate, Measure
+from voxarena.orchestrator.run.streaming import Stream
 from voxarena.orchestrator.store.clips import Clip
 from voxarena.orchestrator.store.failures import Failure, failure_kind, settled
 from voxarena.orchestrator.store.records import GenerationRecord, Row
-from voxarena.orchestrator.store.run_store import RunStore, detection_id
+from voxarena.orchestrator.store.run_store import RunStore, detection_id, stream_id
 from voxarena.v1 import detector_pb2
 
 
@@ -56,6 +57,7 @@ class RunProgress:
         self.generate = self.bars.add_task("generate", total=plan.n_generations())
         self.detect = self.bars.add_task("detect", total=plan.n_detections())
         self.measure = self.bars.add_task("measure", total=plan.n_measurements())
+        self.stream = self.bars.add_task("stream", total=plan.n_streams()) if plan.streamed else None
         self.lines = ProgressLines(console, self.snapshot, failures or dict, every, fmt) if lines else None
 
     def snapshot(self) -> dict[str, tuple[int, int]]:
@@ -79,6 +81,8 @@ class RunProgress:
     def lost(self, iteration: int, measured: bool) -> None:
         """A generation failed: its detections and, if it was to be measured, its measurement will not come."""
         self._shrink(self.detect, self.plan.detections_per_clip(iteration))
+        if self.stream is not None and iteration == 1:
+            self._shrink(self.stream, len(self.plan.streamed))
         if measured:
             self._shrink(self.measure, 1)
 
@@ -135,7 +139,9 @@ class Dispatcher:
         measure: Measure,
         retry_failed: bool,
         progress: RunProgress,
+        stream: Stream | None = None,
     ) -> None:
+        """``stream``: the streaming stage, in a run with protocol.streaming."""
         self.plan, self.store, self.generate, self.retry_failed = plan, store, generate, retry_failed
         self.progress = progress
         self.items = plan.manifest.by_id()
@@ -157,6 +163,12 @@ class Dispatcher:
         self.measurements = Batcher(
             self.scorer_pool, measure, cfg.scorer.batch_size, functools.partial(progress.advance, progress.measure)
         )
+        # One stream per call, on the detector's own pool: a stream holds one of the service's slots.
+        self.streams = {
+            d: Batcher(self.det_pools[d], functools.partial(stream, d), 1, functools.partial(progress.advance, bar))
+            for d in plan.streamed
+            if stream is not None and (bar := progress.stream) is not None
+        }
 
     @staticmethod
     def _batch_size(fleet: ServiceFleet, detector: str, configured: int) -> int:
@@ -190,7 +202,7 @@ class Dispatcher:
             ctrl_c.check()
             for fut in finished:
                 outstanding.update(self._generated(fut.result()))
-        batchers = [*self.detections.values(), self.measurements]
+        batchers = [*self.detections.values(), *self.streams.values(), self.measurements]
         for batcher in batchers:
             batcher.flush()
         for batcher in batchers:
@@ -206,6 +218,13 @@ class Dispatcher:
                     self.progress.advance(self.progress.detect)
                 else:
                     self.detections[(d, condition)].add(clip)
+        for d, batcher in self.streams.items():
+            if clip.iteration != 1:
+                continue
+            if settled(self.store.streams.get(stream_id(d, clip.id)), self.retry_failed):
+                self.progress.advance(self.progress.stream)  # type: ignore[arg-type]
+            else:
+                batcher.add(clip)
         if clip.gen_row is not None and self.plan.measured(clip.task):
             if settled(self.store.measurements.get(clip.id), self.retry_failed):
                 self.progress.advance(self.progress.measure)

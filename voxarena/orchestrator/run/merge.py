@@ -48,7 +48,7 @@ from voxarena.orchestrator.store.run_store import RunStore
 from voxarena.v1 import detector_pb2, generator_pb2, scorer_pb2
 
 # The tables a shard writes, keyed by id; degradations are keyed "condition|clip".
-TABLES = ("generations", "degradations", "detections", "measurements")
+TABLES = ("generations", "degradations", "detections", "measurements", "streams")
 _INFO = {
     "generator": generator_pb2.GeneratorInfo,
     "detector": detector_pb2.DetectorInfo,

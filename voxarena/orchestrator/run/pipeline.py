@@ -46,6 +46,7 @@ from voxarena.orchestrator.run.plan import Plan
 from voxarena.orchestrator.run.shard import Shard
 from voxarena.orchestrator.run.stages import Detect, Generate, Measure
 from voxarena.orchestrator.run.status import start_metrics, write_coverage
+from voxarena.orchestrator.run.streaming import Stream, streams
 from voxarena.orchestrator.store.failures import failure_kind
 from voxarena.orchestrator.store.run_store import RunStore
 
@@ -195,7 +196,8 @@ class Arena:
             self.fleet.check_unchanged(previous)
             record = self._record(manifest, previous, started)
             self.store.write_json(record)
-            plan = Plan.for_run(self.cfg, manifest, self.fleet.declared_tasks(), self.shard)
+            streaming = [d for d in self.cfg.detector_services() if streams(self.fleet[d])]
+            plan = Plan.for_run(self.cfg, manifest, self.fleet.declared_tasks(), self.shard, streaming)
             self._execute(plan)
             if self.shard is None:  # a shard's rows are merged first (``merge``)
                 infos = {n: s.info for n, s in self.fleet.services.items()}
@@ -215,7 +217,7 @@ class Arena:
     def _failures(self) -> dict[str, int]:
         """Failed rows by kind, over the stages' tables (the progress lines')."""
         store, kinds = self.store, Counter[str]()
-        for table in (store.generations, store.detections, store.measurements):
+        for table in (store.generations, store.detections, store.measurements, store.streams):
             kinds.update(failure_kind(row) for row in table.failed_rows())
         return dict(kinds)
 
@@ -231,7 +233,10 @@ class Arena:
         with RunProgress(
             plan, self.console, self.show_progress, self.progress_every, self.log_format, self._failures
         ) as progress:
-            Dispatcher(plan, cfg, self.fleet, store, generate, detect, measure, self.retry_failed, progress).run()
+            stream = Stream(store, self.fleet, degrade, cfg.protocol.streaming) if cfg.protocol.streaming else None
+            Dispatcher(
+                plan, cfg, self.fleet, store, generate, detect, measure, self.retry_failed, progress, stream
+            ).run()
 
 
 def across_items(

@@ -26,7 +26,7 @@ from voxarena.orchestrator.run.manifest import ManifestItem, ManifestSet
 from voxarena.orchestrator.run.partial import generator_task, is_partial
 from voxarena.orchestrator.run.shard import Shard
 from voxarena.orchestrator.store.records import GenerationRecord
-from voxarena.orchestrator.store.run_store import CLEAN, detection_id, generation_id
+from voxarena.orchestrator.store.run_store import CLEAN, detection_id, generation_id, stream_id
 
 
 @dataclass(frozen=True)
@@ -66,6 +66,7 @@ class Plan:
         measures: bool,
         fused: dict[str, list[str]] | None = None,
         shard: Shard | None = None,
+        streaming: list[str] | None = None,
     ) -> None:
         """``generator_tasks``: the tasks each generator declares (GetInfo); the plan keeps the
         configured ones, in the protocol's order. ``detectors`` are the services that score clips,
@@ -78,6 +79,8 @@ class Plan:
         self.fused = {} if shard else dict(fused or {})
         self.conditions = [CLEAN, *conditions]
         self.measures = measures
+        # The detectors that declare streaming: with protocol.streaming, each streams every clean one-shot clip.
+        self.streamed = [d for d in (streaming or []) if d in self.detectors] if protocol.streaming else []
         self.tasks = {
             g: [t for t in protocol.tasks if generator_task(t, declared)] for g, declared in generator_tasks.items()
         }
@@ -93,8 +96,14 @@ class Plan:
 
     @classmethod
     def for_run(
-        cls, cfg: RunConfig, manifest: ManifestSet, generator_tasks: dict[str, set[str]], shard: Shard | None = None
+        cls,
+        cfg: RunConfig,
+        manifest: ManifestSet,
+        generator_tasks: dict[str, set[str]],
+        shard: Shard | None = None,
+        streaming: list[str] | None = None,
     ) -> Plan:
+        """``streaming``: the detectors that declare streaming (GetInfo)."""
         return cls(
             manifest,
             cfg.protocol,
@@ -104,6 +113,7 @@ class Plan:
             bool(cfg.scorer.metrics),
             cfg.fused_detectors(),
             shard,
+            streaming,
         )
 
     @classmethod
@@ -123,6 +133,7 @@ class Plan:
             bool(cfg["scorer"]["metrics"]),
             fused,
             Shard.of_record(record),
+            [d for d in detectors if declares_streaming(services.get(d, {}).get("info", {}))],
         )
 
     # ---------------------------------------------------------------- generation
@@ -170,6 +181,17 @@ class Plan:
         ]
         return [detection_id(detector, condition, c) for c in clips]
 
+    # ---------------------------------------------------------------- streaming
+    def stream_ids(self, detector: str, generated: Mapping[str, GenerationRecord]) -> list[str]:
+        """The streams expected of ``detector``: every corpus clip and every one-shot generated clip."""
+        if detector not in self.streamed:
+            return []
+        clips = [it.id for it in self.manifest] + [i for i, row in generated.items() if row.i2d_iteration == 1]
+        return [stream_id(detector, c) for c in clips]
+
+    def n_streams(self) -> int:
+        return len(self.streamed) * (len(self.manifest) + len(self.jobs))
+
     # ---------------------------------------------------------------- measurement
     def measured(self, task: str) -> bool:
         """Whether the scorer measures the clips of ``task``: every generated clip but the partial fakes
@@ -190,4 +212,15 @@ class Plan:
         planned = {i for g in self.generators for i in self.generation_ids(g)}
         generated = {i: r for i, r in sorted(generations.items()) if r.ok and i in planned}
         detections = {i for d in self.detectors for c in self.conditions for i in self.detection_ids(d, c, generated)}
-        return {"generations": planned, "detections": detections, "measurements": set(self.measurement_ids(generated))}
+        streams = {i for d in self.streamed for i in self.stream_ids(d, generated)}
+        return {
+            "generations": planned,
+            "detections": detections,
+            "measurements": set(self.measurement_ids(generated)),
+            "streams": streams,
+        }
+
+
+def declares_streaming(info: Mapping) -> bool:
+    """Whether a detector's GetInfo (as run.json keeps it) declares streaming."""
+    return info.get("streaming", {}).get("mode", "STREAMING_MODE_UNSPECIFIED") != "STREAMING_MODE_UNSPECIFIED"

@@ -21,7 +21,7 @@ from voxarena.orchestrator.run.plan import Plan
 from voxarena.orchestrator.run.shard import Shard
 from voxarena.orchestrator.store.failures import failure_kind
 from voxarena.orchestrator.store.outcome import Outcome
-from voxarena.orchestrator.store.records import DetectionRecord, GenerationRecord, MeasurementRecord, Row
+from voxarena.orchestrator.store.records import DetectionRecord, GenerationRecord, MeasurementRecord, Row, StreamRecord
 from voxarena.orchestrator.store.run_store import detector_label, read_records
 
 # Present while the metrics are being written (a run that stopped then has none, whatever CSVs are there).
@@ -100,6 +100,11 @@ def run_status(run_dir: Path) -> dict:
         for condition in plan.conditions:
             ids = plan.detection_ids(d, condition, generated)
             coverage.append(_count(Coverage("detection", detector_label(d, condition), len(ids)), ids, dets))
+    if plan.streamed:
+        streams = read_records(run_dir / "streams.jsonl", StreamRecord)
+        for d in plan.streamed:
+            ids = plan.stream_ids(d, generated)
+            coverage.append(_count(Coverage("stream", d, len(ids)), ids, streams))
     if plan.measures:
         ids = plan.measurement_ids(generated)
         coverage.append(_count(Coverage("measurement", "scorer", len(ids)), ids, meas))

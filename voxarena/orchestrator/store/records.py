@@ -174,6 +174,32 @@ class DetectionRecord(Row):
 
 
 @dataclass(kw_only=True)
+class StreamRecord(Row):
+    """``streams.jsonl``: one detector's streamed scoring of one clip (``protocol.streaming``,
+    ``run.streaming``): its running scores as the audio came, and the final one. Id ``detector|clip``."""
+
+    TABLE: ClassVar[str] = "streams.jsonl"
+
+    detector: str
+    clip: str
+    kind: str  # "bonafide" or "spoof"
+    generator: str
+    task: str
+    item: str
+    speaker: str
+    iteration: int | None = None  # always 1: only one-shot clips are streamed
+    chunk_seconds: float | None = None
+    pacing: str | None = None  # "realtime" or "fast"
+    # ok: each running score: audio_seconds (the audio it covers), score, latency_seconds (from its chunk's
+    # sending to its arrival, at the client) and wall_seconds (the service's own timing)
+    scores: list[dict[str, float]] | None = None
+    final_score: float | None = None  # ok: the score after half-close
+    is_llr: bool | None = None
+    audio_seconds: float | None = None  # ok: the stream's length
+    wall_seconds: float | None = None  # ok: the service's timings summed over the stream
+
+
+@dataclass(kw_only=True)
 class DegradationRecord(Row):
     """``degradations.jsonl``: a clip as one channel condition delivers it, computed once and reused by
     every detector. The id is ``condition|clip``."""

@@ -33,6 +33,7 @@ from voxarena.orchestrator.store.records import (
     GenerationRecord,
     MeasurementRecord,
     Row,
+    StreamRecord,
 )
 
 R = TypeVar("R", bound=Row)
@@ -104,6 +105,11 @@ def generation_id(generator: str, task: str, item_id: str, iteration: int = 1) -
 def detector_label(detector: str, condition: str) -> str:
     """``detector`` on the clean channel, ``detector@condition`` under a channel condition."""
     return detector if condition == CLEAN else f"{detector}@{condition}"
+
+
+def stream_id(detector: str, clip: str) -> str:
+    """A ``streams.jsonl`` row's id: the detector and the clip it streamed."""
+    return f"{detector}|{clip}"
 
 
 def detection_id(detector: str, condition: str, clip_id: str) -> str:
@@ -299,6 +305,8 @@ class RunStore:
         self.measurements = JsonlTable(run_dir / "measurements.jsonl", MeasurementRecord)
         # Channel conditions: one row per (condition, clip) with the degraded audio's path and hash.
         self.degradations = JsonlTable(run_dir / "degradations.jsonl", DegradationRecord)
+        # Streamed detection (protocol.streaming): one row per (detector, clip).
+        self.streams = JsonlTable(run_dir / "streams.jsonl", StreamRecord)
 
     def lock(self) -> None:
         """Hold the directory's lock (``dir_lock``) until ``close``; DirectoryBusy when another process does."""

@@ -36,7 +36,7 @@ FAULTS = {
 
 class _LongWindow(WindowedStream):
     def running(self) -> float:
-        return self.model_score(self.clip(2 * window_samples(self.model.stream_window_seconds, self.sample_rate)))
+        return self.model_score(self.clip(2 * window_samples(self.model.stream_bounds()[0], self.sample_rate)))
 
 
 class _EarlyFinal(WindowedStream):

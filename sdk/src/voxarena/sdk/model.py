@@ -217,6 +217,16 @@ class DetectorModel(_ModelBase):
     # The chunk-to-score delay aimed at on one core (StreamingInfo.target_latency_seconds); 0: not stated.
     stream_target_latency_seconds: ClassVar[float] = 0.0
 
+    def stream_bounds(self) -> tuple[float, float, float]:
+        """(window, hop, max chunk) in seconds as served: the class's values, none longer than max_seconds
+        (a model that scores at most 2 s streams 2 s windows)."""
+        top = self.max_seconds if self.max_seconds > 0 else float("inf")
+        return (
+            min(self.stream_window_seconds, top),
+            min(self.stream_hop_seconds, top),
+            min(self.stream_max_chunk_seconds, top),
+        )
+
     def open_stream(self, sample_rate: int, options: dict[str, str]) -> DetectorStream:
         """A new stream's state: the causal sliding window unless the model streams natively."""
         from .stream_servicer import WindowedStream

@@ -380,25 +380,19 @@ class DetectorServicer(_ModelServicer, detector_pb2_grpc.DetectorServiceServicer
 
 
 def stream_declaration_problems(m: DetectorModel) -> list[str]:
-    return declaration_problems(
-        m.stream_mode,
-        m.stream_window_seconds,
-        m.stream_hop_seconds,
-        m.stream_max_chunk_seconds,
-        m.min_seconds,
-        m.max_seconds,
-    )
+    return declaration_problems(m.stream_mode, *m.stream_bounds(), m.min_seconds, m.max_seconds)
 
 
 def streaming_info(m: DetectorModel) -> detector_pb2.StreamingInfo | None:
     """DetectorInfo.streaming of the model; None when it does not stream."""
     if not m.stream_mode:
         return None
+    window, hop, max_chunk = m.stream_bounds()
     return detector_pb2.StreamingInfo(
         mode=detector_pb2.StreamingMode.Value(f"STREAMING_{m.stream_mode}"),
-        window_seconds=m.stream_window_seconds if m.stream_mode == "WINDOWED" else 0.0,
-        hop_seconds=m.stream_hop_seconds,
-        max_chunk_seconds=m.stream_max_chunk_seconds,
+        window_seconds=window if m.stream_mode == "WINDOWED" else 0.0,
+        hop_seconds=hop,
+        max_chunk_seconds=max_chunk,
         target_latency_seconds=m.stream_target_latency_seconds,
         final_scope=detector_pb2.STREAM_FINAL_WHOLE_CLIP,
     )

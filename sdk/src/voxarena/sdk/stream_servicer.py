@@ -90,7 +90,7 @@ class WindowedStream(DetectorStream):
     the last ``stream_window_seconds`` seen."""
 
     def running(self) -> float:
-        return self.model_score(self.clip(window_samples(self.model.stream_window_seconds, self.sample_rate)))
+        return self.model_score(self.clip(window_samples(self.model.stream_bounds()[0], self.sample_rate)))
 
 
 class StreamSession:
@@ -160,8 +160,9 @@ class StreamSession:
                 f"the stream was opened at {opened.sample_rate} Hz, encoding {opened.encoding}, 1 channel"
             )
         rate = opened.sample_rate
+        _, hop, max_chunk = m.stream_bounds()
         try:
-            samples = decode_audio(audio, where, max_seconds=chunk_limit(m.stream_max_chunk_seconds, rate) / rate)
+            samples = decode_audio(audio, where, max_seconds=chunk_limit(max_chunk, rate) / rate)
         except AudioFormatError as e:
             raise self.fail(str(e)) from None
         before = stream.audio.size
@@ -171,7 +172,7 @@ class StreamSession:
                 f"{where}: the stream reaches {after / rate:.2f} s; {m.name} scores at most {m.max_seconds:g} s"
             )
         self.sequence = chunk.sequence
-        due = score_due(before, after, rate, m.stream_hop_seconds, m.min_seconds)
+        due = score_due(before, after, rate, hop, m.min_seconds)
         with self.stopwatch(m.timing_scope) as sw:
             stream.push(samples.samples)
             score = m.served(stream.running()) if due else None

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from voxarena.codec import AudioClip, encode_audio
-from voxarena.conformance.detector_stream import chunked, opening
 from voxarena.conformance.detector_stream import chunk as chunk_message
+from voxarena.conformance.detector_stream import chunked, opening
 from voxarena.sdk.servicers import DetectorServicer
 from voxarena.sdk.testing import serve_in_process
 from voxarena.services.testing.dummy_detector import DummyDetector
