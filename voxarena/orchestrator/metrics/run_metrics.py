@@ -8,7 +8,7 @@ number has a speaker-cluster bootstrap confidence interval, and every row carrie
 fingerprint (``metrics/fingerprint.json`` holds it in full). Rows are sorted and floats printed
 with fixed precision, so the same records always give the same bytes.
 
-The tables are built in ``detection``, ``generation``, ``i2d``, ``localisation``, ``streaming`` and
+The tables are built in ``detection``, ``generation``, ``i2d``, ``localisation``, ``streaming``, ``attribution`` and
 ``composite`` (with the scorer requests of ``scorer_client``); this module writes them.
 """
 
@@ -23,6 +23,7 @@ import math
 from google.protobuf import json_format
 
 from voxarena.orchestrator.metrics.attack import ATTACK_COLUMNS, TRANSFER_COLUMNS, attack_rows, transfer_rows
+from voxarena.orchestrator.metrics.attribution import ATTRIBUTION_COLUMNS, attribution_tables
 from voxarena.orchestrator.metrics.composite import composite_rows
 from voxarena.orchestrator.metrics.detection import DETECTION_COLUMNS, attack_seen, detection_rows
 from voxarena.orchestrator.metrics.generation import generator_rows
@@ -89,6 +90,12 @@ def write_metrics(store: RunStore, cfg, manifest: ManifestSet, infos: dict, scor
     localisation = localisation_rows(store, cfg, items)
     if localisation:
         _write_csv(store.metrics_dir / "localisation.csv", LOCALISATION_COLUMNS, localisation)
+    traced, confusion = attribution_tables(store, cfg, infos)
+    if traced:
+        _write_csv(store.metrics_dir / "attribution.csv", ATTRIBUTION_COLUMNS, traced)
+        (store.metrics_dir / "attribution_confusion.json").write_text(
+            json.dumps(confusion, indent=1, sort_keys=True) + "\n"
+        )
     streaming = streaming_rows(store, cfg)
     if streaming:
         _write_csv(store.metrics_dir / "streaming.csv", STREAMING_COLUMNS, streaming)

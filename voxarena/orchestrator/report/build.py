@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from voxarena.orchestrator.metrics.fusion import recorded_calibration_items
+from voxarena.orchestrator.report.attribution import attribution_data
 from voxarena.orchestrator.report.calibration_plots import calibration_data
 from voxarena.orchestrator.report.html import render_html
 from voxarena.orchestrator.report.localisation import localisation_data
@@ -178,6 +179,7 @@ def build_report(run_dir: Path, allow_incomplete: bool = False) -> dict:
         "attack_transfer": read_csv(metrics / "attack_transfer.csv"),
         "localisation": localisation_data(run_dir),
         "streaming": streaming_data(run_dir),
+        "attribution": attribution_data(run_dir),
         "detection_by_label": read_csv(metrics / "detection_by_label.csv"),
         "generation": read_csv(metrics / "generator_metrics.csv"),
         "generation_by_label": read_csv(metrics / "generator_metrics_by_label.csv"),

@@ -11,6 +11,7 @@ import json
 import math
 
 from voxarena.orchestrator.metrics.fusion import fusion_table
+from voxarena.orchestrator.report.attribution import attribution_section
 from voxarena.orchestrator.report.calibration_plots import calibration_section
 from voxarena.orchestrator.report.localisation import localisation_section
 from voxarena.orchestrator.report.plots import det_svg, i2d_section
@@ -129,6 +130,7 @@ def _results(rep: dict) -> list[str]:
         attacks_section(rep),
         localisation_section(rep),
         streaming_section(rep),
+        attribution_section(rep),
         "<h2>Generators</h2>",
         html_table(gen_rows, gen_cols, left=3, table_id="generators"),
         i2d_section(rep),

@@ -22,6 +22,7 @@ from google.protobuf import json_format
 from voxarena.codec import AudioClip, AudioFormatError, clip_to_wav_bytes, encode_audio
 from voxarena.orchestrator.errors import CallFailed
 from voxarena.orchestrator.fleet.fleet import Service, ServiceFleet
+from voxarena.orchestrator.run.attribution import checked_attribution, traces
 from voxarena.orchestrator.run.config import ProtocolConfig, ServiceConfig
 from voxarena.orchestrator.run.degrade import ConditionFailed, Degrade
 from voxarena.orchestrator.run.manifest import ManifestItem
@@ -202,6 +203,7 @@ class Detect:
                 audio = self.degrade(c, condition)
                 request = score_request(base.id, audio, svc.cfg)
                 request.want_segments = wanted(self.partial, c.kind, c.task) and native_hop(svc) > 0
+                request.want_attribution = traces(svc)
             except ConditionFailed as e:
                 rows.append(failed_row(base, e.failure, str(e), e.code))
                 continue
@@ -235,6 +237,8 @@ class Detect:
                 continue
             try:
                 score = validate_score(base.clip, base.id, out.result)
+                if request.want_attribution:
+                    base.attribution = checked_attribution(base.clip, out.result, svc)
                 if request.want_segments:
                     base.segments = checked_native(base.clip, out.result, audio, native_hop(svc))
                 elif self.partial is not None and wanted(self.partial, base.kind, base.task):

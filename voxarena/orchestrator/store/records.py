@@ -154,6 +154,8 @@ class DetectionRecord(Row):
     # ok, in a run with partial fakes, for partial fakes and bona fide clips: segment scores (``run.segments``):
     # hop_seconds, scores (higher = more bona fide), source ("native" or "windows"), window_seconds
     segments: dict[str, Any] | None = None
+    # ok, from a detector that traces sources (DetectorInfo.attribution): level -> label -> probability
+    attribution: dict[str, dict[str, float]] | None = None
 
     @property
     def channel(self) -> str:
