@@ -3,9 +3,10 @@
 - ``stream declared valid``: StreamingInfo within its bounds; a service that declares no streaming:
   ``stream unimplemented when undeclared`` (ScoreStream is UNIMPLEMENTED) and nothing else.
 - ``stream scores (clip N, C s chunks)``: clips 1 and 2 streamed in chunks of 0.25 s (and clip 1 in one
-  chunk): a running score exactly where ``voxarena.streaming.score_due`` says, each with the request id,
-  the chunk's sequence, its audio_seconds, a finite score and is_llr as declared; for a windowed service
-  the scores at 1 s and at the end equal Score of the last window_seconds; ``timing fields (stream)``.
+  chunk of 16-bit samples, PCM_S16LE, compared with Score of the same 16-bit clip): a running score
+  exactly where ``voxarena.streaming.score_due`` says, each with the request id, the chunk's sequence,
+  its audio_seconds, a finite score and is_llr as declared; for a windowed service the scores at 1 s and
+  at the end equal Score of the last window_seconds; ``timing fields (stream)``.
 - ``stream final (...)``: after half-close one final score, equal to Score of the whole clip (or of its
   last window, as declared); ``stream under min_seconds rejected``.
 - ``stream bad open (...)`` and ``stream bad chunk (...)``: each INVALID_ARGUMENT naming the request id,
@@ -44,26 +45,40 @@ _MODES = {detector_pb2.STREAMING_WINDOWED: "WINDOWED", detector_pb2.STREAMING_NA
 Messages = list[detector_pb2.ScoreStreamRequest]
 
 
-def opening(request_id: str, rate: int, parameters: dict[str, str] | None = None) -> detector_pb2.ScoreStreamRequest:
+def opening(
+    request_id: str,
+    rate: int,
+    parameters: dict[str, str] | None = None,
+    encoding: common_pb2.AudioEncoding = common_pb2.PCM_F32LE,
+) -> detector_pb2.ScoreStreamRequest:
     return detector_pb2.ScoreStreamRequest(
         open=detector_pb2.StreamOpen(
-            request_id=request_id, sample_rate=rate, encoding=common_pb2.PCM_F32LE, parameters=parameters or {}
+            request_id=request_id, sample_rate=rate, encoding=encoding, parameters=parameters or {}
         )
     )
 
 
 def chunk(sequence: int, samples: np.ndarray, rate: int) -> detector_pb2.ScoreStreamRequest:
-    audio = encode_audio(AudioClip(np.asarray(samples, np.float32), rate))
+    """A chunk of float samples (PCM_F32LE), or of int16 ones (PCM_S16LE)."""
+    x = np.asarray(samples) if np.asarray(samples).dtype == np.int16 else np.asarray(samples, np.float32)
+    audio = encode_audio(AudioClip(x, rate))
     return detector_pb2.ScoreStreamRequest(chunk=detector_pb2.StreamChunk(sequence=sequence, audio=audio))
 
 
 def chunked(request_id: str, clip: AudioClip, chunk_seconds: float) -> tuple[Messages, list[int]]:
-    """The messages streaming ``clip`` in chunks of ``chunk_seconds``, and the sample count after each chunk."""
-    x, rate = clip.as_float32(), clip.sample_rate
+    """The messages streaming ``clip`` (int16 samples as PCM_S16LE, others as PCM_F32LE) in chunks of
+    ``chunk_seconds``, and the sample count after each chunk."""
+    x, rate = clip.samples, clip.sample_rate
+    encoding = common_pb2.PCM_S16LE if x.dtype == np.int16 else common_pb2.PCM_F32LE
     size = max(1, round(chunk_seconds * rate))
     starts = list(range(0, x.size, size))
-    messages = [opening(request_id, rate)] + [chunk(i, x[s : s + size], rate) for i, s in enumerate(starts)]
+    messages = [opening(request_id, rate, encoding=encoding)]
+    messages += [chunk(i, x[s : s + size], rate) for i, s in enumerate(starts)]
     return messages, [min(s + size, x.size) for s in starts]
+
+
+def as_int16(clip: AudioClip) -> AudioClip:
+    return AudioClip(np.clip(np.round(clip.as_float32() * 32767), -32768, 32767).astype(np.int16), clip.sample_rate)
 
 
 class StreamChecks:
@@ -101,7 +116,7 @@ class StreamChecks:
         for i in (0, 1):
             self.scores(i, min(CHUNK_SECONDS, st.max_chunk_seconds))
         if self.clip(0).duration <= st.max_chunk_seconds:
-            self.scores(0, self.clip(0).duration)
+            self.scores(0, self.clip(0).duration, s16=True)
         self.bad_opens()
         self.bad_chunks()
         self.slots()
@@ -118,11 +133,12 @@ class StreamChecks:
             return None
 
     # -- a good stream -------------------------------------------------------------------------------
-    def scores(self, i: int, chunk_seconds: float) -> None:
+    def scores(self, i: int, chunk_seconds: float, s16: bool = False) -> None:
+        """Clip ``i`` streamed in chunks (int16 samples, PCM_S16LE, with ``s16``)."""
         s, st, info = self.s, self.streaming, self.c.info
-        clip = self.clip(i)
+        clip = as_int16(self.clip(i)) if s16 else self.clip(i)
         rid = f"conformance-stream-{i + 1}"
-        case = f"clip {i + 1}, {chunk_seconds:g} s chunks"
+        case = f"clip {i + 1}, {chunk_seconds:g} s chunks" + (", PCM_S16LE" if s16 else "")
         messages, sizes = chunked(rid, clip, chunk_seconds)
         sent = f"ScoreStream {clip.duration:.2f} s at {clip.sample_rate} Hz in {len(sizes)} chunks, request_id {rid!r}"
         got = s.call_ok(f"stream scores ({case})", lambda: self.stream(messages), sent, record=False)
@@ -159,7 +175,7 @@ class StreamChecks:
 
     def windowed(self, clip: AudioClip, running: list[detector_pb2.StreamScore], rid: str) -> list[str]:
         """Running scores of a windowed service against Score of the last window (the first and the last)."""
-        problems, x = [], clip.as_float32()
+        problems, x = [], clip.samples
         width = window_samples(self.streaming.window_seconds, clip.sample_rate)
         for r in {id(r): r for r in (running[:1] + running[-1:])}.values():
             end = round(r.audio_seconds * clip.sample_rate)
@@ -188,7 +204,7 @@ class StreamChecks:
                 "one final score, last",
             )
             return
-        f, x = finals[0], clip.as_float32()
+        f, x = finals[0], clip.samples
         if self.streaming.final_scope == detector_pb2.STREAM_FINAL_LAST_WINDOW:
             x = x[-window_samples(self.streaming.window_seconds, clip.sample_rate) :]
         expected = self.score_of(x, clip.sample_rate, f"{rid}-whole")

@@ -174,7 +174,7 @@ class StreamSession:
         self.sequence = chunk.sequence
         due = score_due(before, after, rate, hop, m.min_seconds)
         with self.stopwatch(m.timing_scope) as sw:
-            stream.push(samples.samples)
+            stream.push(samples.as_float32())  # int16 chunks as floats in [-1, 1], as Score reads them
             score = m.served(stream.running()) if due else None
         if score is None:
             return None
