@@ -20,24 +20,27 @@ def streaming_data(run_dir: Path) -> list[dict]:
     return read_csv(run_dir / "metrics" / "streaming.csv")
 
 
-def _chart(rows: list[dict], w: int = 560, h: int = 240, left: int = 44, bottom: int = 28) -> str:
+def _chart(rows: list[dict], w: int = 560, h: int = 250, left: int = 44, bottom: int = 44, right: int = 30) -> str:
     pooled = [r for r in rows if r["generator"] == "pooled"]
     if not pooled:
         return ""
     top = max([0.5] + [as_float(r[c]) for r in pooled for c in POINTS if not math.isnan(as_float(r[c]))])
     top = math.ceil(top * 10) / 10
-    sx = (w - left - 10) / (len(POINTS) - 1)
+    sx = (w - left - right) / (len(POINTS) - 1)
 
     def y(v: float) -> float:
         return 8 + (h - bottom - 8) * (1 - v / top)
 
-    parts = [f"<svg width='{w}' height='{h}' role='img' aria-label='EER after t seconds of audio'>"]
+    parts = [
+        f"<svg xmlns='http://www.w3.org/2000/svg' width='{w}' height='{h}' role='img' "
+        "aria-label='EER after t seconds of audio'>"
+    ]
     for k in range(0, round(top * 10) + 1, 1 if top <= 0.5 else 2):
         v = k / 10
-        parts.append(f"<line x1='{left}' x2='{w - 10}' y1='{y(v):.1f}' y2='{y(v):.1f}' stroke='#ddd'/>")
+        parts.append(f"<line x1='{left}' x2='{w - right}' y1='{y(v):.1f}' y2='{y(v):.1f}' stroke='#ddd'/>")
         parts.append(f"<text x='{left - 4}' y='{y(v) + 4:.1f}' font-size='10' text-anchor='end'>{v * 100:.0f}%</text>")
     for i, label in enumerate(LABELS):
-        parts.append(f"<text x='{left + i * sx:.1f}' y='{h - 10}' font-size='10' text-anchor='middle'>{label}</text>")
+        parts.append(f"<text x='{left + i * sx:.1f}' y='{h - 28}' font-size='10' text-anchor='middle'>{label}</text>")
     for k, r in enumerate(pooled):
         color = COLORS[k % len(COLORS)]
         pts = [(left + i * sx, as_float(r[c])) for i, c in enumerate(POINTS)]
@@ -46,11 +49,10 @@ def _chart(rows: list[dict], w: int = 560, h: int = 240, left: int = 44, bottom:
         for i, c in enumerate(POINTS):
             lo, hi = as_float(r.get(f"{c}_ci_low", "")), as_float(r.get(f"{c}_ci_high", ""))
             if not (math.isnan(lo) or math.isnan(hi)):
-                x = left + i * sx
+                x = left + i * sx + 4 * (k - (len(pooled) - 1) / 2)  # side by side, not on top of each other
                 parts.append(f"<line x1='{x:.1f}' x2='{x:.1f}' y1='{y(lo):.1f}' y2='{y(hi):.1f}' stroke='{color}'/>")
         parts.append(
-            f"<text x='{w - 12}' y='{14 + 13 * k}' font-size='11' text-anchor='end' fill='{color}'>"
-            f"{esc(r['detector'])}</text>"
+            f"<text x='{left + 130 * k}' y='{h - 6}' font-size='11' fill='{color}'>&#9644; {esc(r['detector'])}</text>"
         )
     parts.append("</svg>")
     return "".join(parts)
