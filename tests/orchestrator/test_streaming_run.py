@@ -92,3 +92,15 @@ def test_the_report_shows_the_streaming_table_and_the_eer_over_time_chart(stream
     html = html_path.read_text()
     assert "<h2>Streaming: how soon a detector knows</h2>" in html
     assert "aria-label='EER after t seconds of audio'" in html and 'id="streaming"' in html
+
+
+def test_explain_finds_a_stream_beside_the_clean_detection_that_shares_its_id(streamed):
+    from voxarena.orchestrator.store.triage import RunTables
+
+    run, _, record = streamed
+    stream_id = json.loads((run / "streams.jsonl").read_text().splitlines()[0])["id"]
+    found = RunTables(run, record).find(stream_id)
+    assert [(r.stage, r.services) for r in found] == [
+        ("detection", ("dummy-detector",)),
+        ("stream", ("dummy-detector",)),
+    ]

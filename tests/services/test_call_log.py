@@ -13,6 +13,7 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from voxarena.codec import encode_audio
+from voxarena.conformance.detector_stream import chunked
 from voxarena.sdk import AudioClip, InvalidArgument
 from voxarena.sdk.interceptors import call_log_line, request_ids
 from voxarena.sdk.testing import serve_in_process
@@ -91,7 +92,7 @@ def test_every_finished_call_is_one_line_with_its_code_and_time(caplog):
     assert [(r.levelno, LINE.match(r.getMessage())[1]) for r in lines] == [(logging.DEBUG, health)]
 
 
-def test_a_batch_names_its_items_and_a_stream_has_no_id(caplog):
+def test_a_batch_names_its_items_a_score_stream_its_opening_id_and_reflection_has_none(caplog):
     caplog.set_level(logging.INFO, logger="voxarena.service")
     clip = encode_audio(AudioClip(np.full(1600, 0.1, np.float32), 16000))
     with serve_in_process(DummyDetector()) as served:
@@ -102,11 +103,14 @@ def test_a_batch_names_its_items_and_a_stream_has_no_id(caplog):
 
         listing = reflection_pb2.ServerReflectionRequest(list_services="")
         list(reflection_pb2_grpc.ServerReflectionStub(served.channel).ServerReflectionInfo(iter([listing]), timeout=10))
+        messages, _ = chunked("live-1", AudioClip(np.full(8000, 0.1, np.float32), 16000), 0.25)
+        list(served.stub().ScoreStream(iter(messages), timeout=10))
         deadline = time.monotonic() + 5
-        while len(_calls(caplog)) < 2 and time.monotonic() < deadline:  # the stream's line follows its end
+        while len(_calls(caplog)) < 3 and time.monotonic() < deadline:  # a stream's line follows its end
             time.sleep(0.02)
     calls = [c[:3] for c in _calls(caplog)]
     assert calls == [
         ("/voxarena.v1.DetectorService/ScoreBatch", "x-1,x-2", "OK"),
         ("/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo", "-", "OK"),
+        ("/voxarena.v1.DetectorService/ScoreStream", "live-1", "OK"),
     ]

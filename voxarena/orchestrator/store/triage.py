@@ -26,6 +26,7 @@ TABLES = {
     "degradation": "degradations.jsonl",
     "detection": "detections.jsonl",
     "measurement": "measurements.jsonl",
+    "stream": "streams.jsonl",
 }
 STAGES = tuple(TABLES)
 # What the ids of each stage look like, for an id that matches none.
@@ -34,6 +35,7 @@ ID_SHAPES = {
     "degradation": "CONDITION|CLIP",
     "detection": "DETECTOR|CLIP or DETECTOR@CONDITION|CLIP (CLIP: an item id or a generation id)",
     "measurement": "the generation id of the clip measured",
+    "stream": "DETECTOR|CLIP (the same id as the clip's clean detection)",
 }
 
 
@@ -111,8 +113,8 @@ class RunTables:
         rid = str(row["id"])
         if stage == "generation":
             services = {row["generator"]: rid}
-        elif stage == "measurement":
-            services = {"scorer": rid}
+        elif stage in ("measurement", "stream"):
+            services = {"scorer" if stage == "measurement" else row["detector"]: rid}
         elif stage == "degradation":
             services = {s: f.format(id=rid) for s, f in self.condition_services(row.get("condition", "")).items()}
         else:  # a detection: the detector, and the transforms of its condition, which made what it was sent

@@ -31,7 +31,8 @@ HEALTH_METHODS = "/grpc.health.v1.Health/"
 
 
 def call_log_line(method: str, request_id: str, code: str, ms: float) -> str:
-    """The line logged at INFO for every finished call, the one place its format is written:
+    """The line logged at INFO for every finished call (a stream: once it ends, named by its opening
+    message's request id), the one place its format is written:
 
     ``call method=/voxarena.v1.GeneratorService/Synthesize request_id=abc code=OK ms=12.3``
 
@@ -45,7 +46,7 @@ def call_log_line(method: str, request_id: str, code: str, ms: float) -> str:
 def request_ids(request: Any) -> str:
     """What ``call_log_line`` names a call by: its ``request_id``; for a batch (ScoreBatch, MeasureClips)
     the items' request ids comma-joined, no spaces; ``-`` for a call without ids (GetInfo, health,
-    a streaming call, a request that did not parse)."""
+    health Watch, a request that did not parse; a ScoreStream is named by its opening message)."""
     rid = getattr(request, "request_id", "")
     if isinstance(rid, str) and rid:
         return rid
@@ -164,7 +165,8 @@ class MappedStream:
         self.inner, self.method, self.admission = inner, method, admission
 
     def __call__(self, requests: Iterator[Any], context: grpc.ServicerContext) -> Iterator[Any]:
-        with CallLog(self.method, NO_REQUEST_ID, context):
+        with CallLog(self.method, NO_REQUEST_ID, context) as call_log:
+            requests = _named(requests, call_log)
             try:
                 if self.admission is None:
                     yield from self.inner(requests, context)
@@ -180,6 +182,15 @@ class MappedStream:
                     raise
                 log.exception("%s failed", self.method)
                 context.abort(grpc.StatusCode.INTERNAL, f"{self.method}: internal error: {type(e).__name__}: {e}")
+
+
+def _named(requests: Iterator[Any], call_log: CallLog) -> Iterator[Any]:
+    """The stream's messages; the call's log line takes the request id of its opening message."""
+    for message in requests:
+        rid = str(getattr(getattr(message, "open", None), "request_id", "") or "")
+        if call_log.request_id == NO_REQUEST_ID and rid:
+            call_log.request_id = rid
+        yield message
 
 
 class LoggedStream:
