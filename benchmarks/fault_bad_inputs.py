@@ -51,6 +51,6 @@ class HostileInputs(Conformance):
     def __init__(self, address: str) -> None:
         super().__init__(address, CALL_SECONDS)
         s = self.session
-        self.hostile = HostileSession(s.address, s.channel, s.timeout, s.probes)
+        self.hostile = HostileSession(s.address, s.channel, s.timeout, s.probes, open_channel=s.open_channel)
         self.hostile.answers = []
         self.session = self.hostile  # what Conformance.run checks with

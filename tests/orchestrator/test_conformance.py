@@ -52,8 +52,8 @@ SDK_DETECTOR_FAULTS = {
     "stream_final_early": (
         "stream final",
         "final score",
-        {"stream scores (clip 1, 3 s chunks)"},
-    ),  # one chunk: nothing before it
+        {"stream scores (clip 1, 3 s chunks"},
+    ),  # the stream in one chunk: nothing before it, the model fails (INTERNAL)
     "batch_normalised": ("Score == ScoreBatch", "ScoreBatch", set()),
     "nan_score": (
         "finite score (clip 3)",

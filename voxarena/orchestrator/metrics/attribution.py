@@ -22,11 +22,10 @@ from typing import Any
 import numpy as np
 
 from voxarena.attribution import UNKNOWN
-from voxarena.orchestrator.metrics.scorer_client import bootstrap_settings
+from voxarena.orchestrator.metrics.scorer_client import add_intervals, bootstrap_settings
 from voxarena.orchestrator.store.records import DetectionRecord
 from voxarena.orchestrator.store.run_store import RunStore
 from voxarena.stats.attribution import closed_set, open_set
-from voxarena.stats.bootstrap import cluster_intervals
 from voxarena.v1 import generator_pb2
 
 WITH_CI = ("accuracy", "macro_f1", "open_eer")
@@ -116,14 +115,5 @@ def _row(
     matrix = None
     if known:
         matrix = {"labels": labels, "matrix": closed_set([truth[i] for i in known], p[known], labels)["confusion"]}
-    if boot.resamples:
-        low, high = cluster_intervals(
-            speakers,
-            lambda idx: _figures([truth[i] for i in idx], p[idx], labels),
-            boot.resamples,
-            boot.seed,
-            boot.confidence,
-        )
-        for k in WITH_CI:
-            row[f"{k}_ci_low"], row[f"{k}_ci_high"] = low.get(k, math.nan), high.get(k, math.nan)
+    add_intervals(row, speakers, lambda idx: _figures([truth[i] for i in idx], p[idx], labels), boot, WITH_CI)
     return row, matrix

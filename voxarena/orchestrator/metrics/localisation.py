@@ -25,11 +25,10 @@ from typing import Any
 import numpy as np
 import soundfile as sf
 
-from voxarena.orchestrator.metrics.scorer_client import bootstrap_settings
+from voxarena.orchestrator.metrics.scorer_client import add_intervals, bootstrap_settings
 from voxarena.orchestrator.run.partial import METHODS
 from voxarena.orchestrator.store.records import DetectionRecord
 from voxarena.orchestrator.store.run_store import CLEAN, RunStore
-from voxarena.stats.bootstrap import cluster_intervals
 from voxarena.stats.detection import eer
 from voxarena.stats.localisation import (
     FRACTION_BINS,
@@ -141,14 +140,5 @@ def _row(detector: str, method: str, trials: list[_Trial], boot) -> dict[str, An
         row.update(_figures(trials))
     except ValueError:
         return row
-    if boot.resamples:
-        low, high = cluster_intervals(
-            [t.speaker for t in trials],
-            lambda idx: _headline([trials[i] for i in idx])[0],
-            boot.resamples,
-            boot.seed,
-            boot.confidence,
-        )
-        for k in WITH_CI:
-            row[f"{k}_ci_low"], row[f"{k}_ci_high"] = low.get(k, math.nan), high.get(k, math.nan)
+    add_intervals(row, [t.speaker for t in trials], lambda idx: _headline([trials[i] for i in idx])[0], boot, WITH_CI)
     return row

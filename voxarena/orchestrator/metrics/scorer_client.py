@@ -7,13 +7,17 @@ bootstrap settings, and a summary the scorer returns must carry the run's scorer
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable, Iterable
 from typing import Any
 
+import numpy as np
 from google.protobuf.message import Message
 
 from voxarena.orchestrator.errors import CallFailed, RunError
 from voxarena.orchestrator.run.partial import is_partial
 from voxarena.orchestrator.store.records import DetectionRecord, GenerationRecord, MeasurementRecord
+from voxarena.stats.bootstrap import cluster_intervals
 from voxarena.v1 import scorer_pb2
 
 # What the metric tables ask the scorer for, by method, for an error message.
@@ -59,6 +63,19 @@ def bootstrap_settings(cfg) -> scorer_pb2.Bootstrap:
     return scorer_pb2.Bootstrap(
         resamples=cfg.scorer.bootstrap_resamples, seed=cfg.protocol.seed, confidence=cfg.scorer.confidence
     )
+
+
+def add_intervals(
+    row: dict, clusters: list[str], statistic: Callable[[np.ndarray], dict[str, float]], boot, keys: Iterable[str]
+) -> None:
+    """``row[<key>_ci_low]`` and ``row[<key>_ci_high]`` for each of ``keys``: speaker-cluster bootstrap
+    intervals of ``statistic(indices)`` (``stats.bootstrap.cluster_intervals``) with the run's resamples,
+    seed and confidence (``boot``); nothing when the run asks for no resamples."""
+    if not boot.resamples:
+        return
+    low, high = cluster_intervals(clusters, statistic, boot.resamples, boot.seed, boot.confidence)
+    for k in keys:
+        row[f"{k}_ci_low"], row[f"{k}_ci_high"] = low.get(k, math.nan), high.get(k, math.nan)
 
 
 def trial_set(name: str, bona: list[DetectionRecord], spoof: list[DetectionRecord]) -> scorer_pb2.TrialSet:

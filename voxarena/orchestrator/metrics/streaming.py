@@ -24,11 +24,10 @@ from typing import Any
 
 import numpy as np
 
-from voxarena.orchestrator.metrics.scorer_client import bootstrap_settings
+from voxarena.orchestrator.metrics.scorer_client import add_intervals, bootstrap_settings
 from voxarena.orchestrator.run.partial import is_partial
 from voxarena.orchestrator.store.records import StreamRecord
 from voxarena.orchestrator.store.run_store import RunStore
-from voxarena.stats.bootstrap import cluster_intervals
 from voxarena.stats.detection import eer
 from voxarena.stats.streaming import (
     HORIZONS,
@@ -153,14 +152,6 @@ def _row(detector: str, generator: str, streams: list[_Stream], threshold: float
         row[f"latency_{name}_seconds"] = value
     audio = sum(s.clip.duration for s in streams)
     row["rtf"] = sum(float(s.row.wall_seconds or 0.0) for s in streams) / audio if audio else math.nan
-    if boot.resamples:
-        low, high = cluster_intervals(
-            [s.speaker for s in streams],
-            lambda idx: _headline([streams[i] for i in idx], threshold),
-            boot.resamples,
-            boot.seed,
-            boot.confidence,
-        )
-        for k in WITH_CI:
-            row[f"{k}_ci_low"], row[f"{k}_ci_high"] = low.get(k, math.nan), high.get(k, math.nan)
+    speakers = [s.speaker for s in streams]
+    add_intervals(row, speakers, lambda idx: _headline([streams[i] for i in idx], threshold), boot, WITH_CI)
     return row
