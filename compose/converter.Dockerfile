@@ -5,9 +5,10 @@
 # Built by compose/build_images.py (make images) before the images that use it.
 ARG BASE_IMAGE=voxarena/base:bookworm
 FROM ${BASE_IMAGE}
-# Debian's CPU torch (about 1.2 GB of packages; PyPI's torch is the multi-GB CUDA build) and its numpy.
+# Debian's CPU torch (about 1.2 GB of packages; PyPI's torch is the multi-GB CUDA build) and its numpy;
+# torchaudio because resemble-perth's package imports it (its STFT is the reference the check compares with).
 RUN apt-get update \
- && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends python3-torch python3-venv \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends python3-torch python3-torchaudio python3-venv \
  && rm -rf /var/lib/apt/lists/*
 # Debian's python3 explicitly: a python:3.11-slim base has its own python3 that would not see Debian's torch.
 RUN /usr/bin/python3 -m venv --system-site-packages /opt/convert \

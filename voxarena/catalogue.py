@@ -164,6 +164,16 @@ SERVICES: tuple[Service, ...] = (
         extra="whisper-frontend",
         trainer=TRAINING,
     ),
+    # Perth-Net watermark: the detector that looks for it (its embedder is a transform, below).
+    Service(
+        "perth-detect",
+        "detector",
+        "voxarena.services.detectors.perth_detect",
+        "demo",
+        extra="perth",
+        converted_model="perth",
+        own_dockerfile=_CONVERTED,
+    ),
     Service(
         "hf-audio-classifier",
         "detector",
@@ -191,6 +201,15 @@ SERVICES: tuple[Service, ...] = (
     # Transform services (TransformService): the laundering chain and the orchestrator's channel steps.
     Service("laundering", "transform", "voxarena.services.transforms.laundering", "demo", extra="transforms"),
     Service("channel", "transform", "voxarena.services.transforms.channel", "demo", extra="transforms"),
+    Service(
+        "perth-embed",
+        "transform",
+        "voxarena.services.transforms.perth_embed",
+        "demo",
+        extra="perth",
+        converted_model="perth",
+        own_dockerfile=_CONVERTED,
+    ),
     Service(
         "scorer",
         "scorer",

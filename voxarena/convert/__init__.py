@@ -34,6 +34,7 @@ CONVERTERS = {
     "aasist-asv19": "voxarena.convert.aasist_asv19",
     "hifigan": "voxarena.convert.hifigan",
     "distillmos": "voxarena.convert.distillmos",
+    "perth": "voxarena.convert.perth",
 }
 
 

@@ -2,8 +2,8 @@
 
 What is sent and what is required (each check named as in the report):
 
-- ``GetInfo fields``: name, version, licence, timing scope; ``kind declared`` (CHANNEL, LAUNDERING or
-  ATTACK); ``every option has a range`` (TransformInfo.ranges names each option once, a numeric range
+- ``GetInfo fields``: name, version, licence, timing scope; ``kind declared`` (CHANNEL, LAUNDERING,
+  ATTACK or WATERMARK); ``every option has a range`` (TransformInfo.ranges names each option once, a numeric range
   with min <= max or a list of choices) and ``defaults inside their ranges``; ``max_seconds`` > 0.
 - ``answers``: the first probe clip with no options; ``echoes request_id``, ``echoes seed``, ``timing
   fields``, ``audio well-formed`` (mono, finite, within full scale, not empty).
@@ -60,7 +60,7 @@ class TransformChecks:
             info.kind != 0 and bool(kind),
             "GetInfo",
             kind or str(info.kind),
-            "CHANNEL, LAUNDERING or ATTACK",
+            "CHANNEL, LAUNDERING, ATTACK or WATERMARK",
         )
         s.add("max_seconds declared", info.max_seconds > 0, "GetInfo", f"{info.max_seconds:g} s", "> 0")
         self.ranges()

@@ -286,7 +286,7 @@ class TransformModel(_ModelBase):
     a value outside its range and audio over ``max_seconds`` with INVALID_ARGUMENT before the model runs.
     ``native_sample_rate``: 0 when the transform works at any rate (the usual case)."""
 
-    kind: ClassVar[str] = ""  # "CHANNEL", "LAUNDERING" or "ATTACK"
+    kind: ClassVar[str] = ""  # "CHANNEL", "LAUNDERING", "ATTACK" or "WATERMARK"
     ranges: ClassVar[dict[str, OptionRange]] = {}
     max_seconds: ClassVar[float] = 600.0
     native_sample_rate: int = 0

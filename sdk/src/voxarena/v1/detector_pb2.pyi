@@ -14,6 +14,7 @@ class DetectorFamily(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     HANDCRAFTED_FRONT_END: _ClassVar[DetectorFamily]
     END_TO_END_RAW_WAVEFORM: _ClassVar[DetectorFamily]
     PRETRAINED_FRONT_END: _ClassVar[DetectorFamily]
+    WATERMARK_DECODER: _ClassVar[DetectorFamily]
 
 class StreamingMode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -29,6 +30,7 @@ DETECTOR_FAMILY_UNSPECIFIED: DetectorFamily
 HANDCRAFTED_FRONT_END: DetectorFamily
 END_TO_END_RAW_WAVEFORM: DetectorFamily
 PRETRAINED_FRONT_END: DetectorFamily
+WATERMARK_DECODER: DetectorFamily
 STREAMING_MODE_UNSPECIFIED: StreamingMode
 STREAMING_WINDOWED: StreamingMode
 STREAMING_NATIVE: StreamingMode

@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from voxarena.v1 import common_pb2 as voxarena_dot_v1_dot_common__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1bvoxarena/v1/transform.proto\x12\x0bvoxarena.v1\x1a\x18voxarena/v1/common.proto\"R\n\x0bOptionRange\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x11\n\tmin_value\x18\x02 \x01(\x01\x12\x11\n\tmax_value\x18\x03 \x01(\x01\x12\x0f\n\x07\x63hoices\x18\x04 \x03(\t\"\xc9\x01\n\rTransformInfo\x12%\n\x05model\x18\x01 \x01(\x0b\x32\x16.voxarena.v1.ModelInfo\x12(\n\x04kind\x18\x02 \x01(\x0e\x32\x1a.voxarena.v1.TransformKind\x12(\n\x07options\x18\x03 \x03(\x0b\x32\x17.voxarena.v1.OptionSpec\x12(\n\x06ranges\x18\x04 \x03(\x0b\x32\x18.voxarena.v1.OptionRange\x12\x13\n\x0bmax_seconds\x18\x05 \x01(\x01\"\xcd\x01\n\x10TransformRequest\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12\x0c\n\x04seed\x18\x02 \x01(\x04\x12!\n\x05\x61udio\x18\x03 \x01(\x0b\x32\x12.voxarena.v1.Audio\x12\x41\n\nparameters\x18\x04 \x03(\x0b\x32-.voxarena.v1.TransformRequest.ParametersEntry\x1a\x31\n\x0fParametersEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\x8c\x01\n\x11TransformResponse\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12\x0c\n\x04seed\x18\x02 \x01(\x04\x12!\n\x05\x61udio\x18\x03 \x01(\x0b\x32\x12.voxarena.v1.Audio\x12#\n\x06timing\x18\x04 \x01(\x0b\x32\x13.voxarena.v1.Timing\x12\r\n\x05steps\x18\x05 \x03(\t*X\n\rTransformKind\x12\x1e\n\x1aTRANSFORM_KIND_UNSPECIFIED\x10\x00\x12\x0b\n\x07\x43HANNEL\x10\x01\x12\x0e\n\nLAUNDERING\x10\x02\x12\n\n\x06\x41TTACK\x10\x03\x32\xa2\x01\n\x10TransformService\x12\x42\n\x07GetInfo\x12\x1b.voxarena.v1.GetInfoRequest\x1a\x1a.voxarena.v1.TransformInfo\x12J\n\tTransform\x12\x1d.voxarena.v1.TransformRequest\x1a\x1e.voxarena.v1.TransformResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1bvoxarena/v1/transform.proto\x12\x0bvoxarena.v1\x1a\x18voxarena/v1/common.proto\"R\n\x0bOptionRange\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x11\n\tmin_value\x18\x02 \x01(\x01\x12\x11\n\tmax_value\x18\x03 \x01(\x01\x12\x0f\n\x07\x63hoices\x18\x04 \x03(\t\"\xc9\x01\n\rTransformInfo\x12%\n\x05model\x18\x01 \x01(\x0b\x32\x16.voxarena.v1.ModelInfo\x12(\n\x04kind\x18\x02 \x01(\x0e\x32\x1a.voxarena.v1.TransformKind\x12(\n\x07options\x18\x03 \x03(\x0b\x32\x17.voxarena.v1.OptionSpec\x12(\n\x06ranges\x18\x04 \x03(\x0b\x32\x18.voxarena.v1.OptionRange\x12\x13\n\x0bmax_seconds\x18\x05 \x01(\x01\"\xcd\x01\n\x10TransformRequest\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12\x0c\n\x04seed\x18\x02 \x01(\x04\x12!\n\x05\x61udio\x18\x03 \x01(\x0b\x32\x12.voxarena.v1.Audio\x12\x41\n\nparameters\x18\x04 \x03(\x0b\x32-.voxarena.v1.TransformRequest.ParametersEntry\x1a\x31\n\x0fParametersEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\x8c\x01\n\x11TransformResponse\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12\x0c\n\x04seed\x18\x02 \x01(\x04\x12!\n\x05\x61udio\x18\x03 \x01(\x0b\x32\x12.voxarena.v1.Audio\x12#\n\x06timing\x18\x04 \x01(\x0b\x32\x13.voxarena.v1.Timing\x12\r\n\x05steps\x18\x05 \x03(\t*g\n\rTransformKind\x12\x1e\n\x1aTRANSFORM_KIND_UNSPECIFIED\x10\x00\x12\x0b\n\x07\x43HANNEL\x10\x01\x12\x0e\n\nLAUNDERING\x10\x02\x12\n\n\x06\x41TTACK\x10\x03\x12\r\n\tWATERMARK\x10\x04\x32\xa2\x01\n\x10TransformService\x12\x42\n\x07GetInfo\x12\x1b.voxarena.v1.GetInfoRequest\x1a\x1a.voxarena.v1.TransformInfo\x12J\n\tTransform\x12\x1d.voxarena.v1.TransformRequest\x1a\x1e.voxarena.v1.TransformResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -35,7 +35,7 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_TRANSFORMREQUEST_PARAMETERSENTRY']._loaded_options = None
   _globals['_TRANSFORMREQUEST_PARAMETERSENTRY']._serialized_options = b'8\001'
   _globals['_TRANSFORMKIND']._serialized_start=709
-  _globals['_TRANSFORMKIND']._serialized_end=797
+  _globals['_TRANSFORMKIND']._serialized_end=812
   _globals['_OPTIONRANGE']._serialized_start=70
   _globals['_OPTIONRANGE']._serialized_end=152
   _globals['_TRANSFORMINFO']._serialized_start=155
@@ -46,6 +46,6 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_TRANSFORMREQUEST_PARAMETERSENTRY']._serialized_end=564
   _globals['_TRANSFORMRESPONSE']._serialized_start=567
   _globals['_TRANSFORMRESPONSE']._serialized_end=707
-  _globals['_TRANSFORMSERVICE']._serialized_start=800
-  _globals['_TRANSFORMSERVICE']._serialized_end=962
+  _globals['_TRANSFORMSERVICE']._serialized_start=815
+  _globals['_TRANSFORMSERVICE']._serialized_end=977
 # @@protoc_insertion_point(module_scope)

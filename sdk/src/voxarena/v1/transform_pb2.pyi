@@ -14,10 +14,12 @@ class TransformKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     CHANNEL: _ClassVar[TransformKind]
     LAUNDERING: _ClassVar[TransformKind]
     ATTACK: _ClassVar[TransformKind]
+    WATERMARK: _ClassVar[TransformKind]
 TRANSFORM_KIND_UNSPECIFIED: TransformKind
 CHANNEL: TransformKind
 LAUNDERING: TransformKind
 ATTACK: TransformKind
+WATERMARK: TransformKind
 
 class OptionRange(_message.Message):
     __slots__ = ("name", "min_value", "max_value", "choices")
