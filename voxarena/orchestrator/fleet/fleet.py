@@ -165,7 +165,7 @@ class ServiceFleet:
             raise
 
     def _start(self) -> None:
-        entries = [(n, "generator", c) for n, c in self.cfg.generators.items()]
+        entries: list[tuple[str, str, ServiceConfig]] = [(n, "generator", c) for n, c in self.cfg.generators.items()]
         entries += [(n, "detector", c) for n, c in self.cfg.detector_services().items()]
         entries += [(n, "transform", c) for n, c in self.cfg.transforms.items()]
         entries.append(("scorer", "scorer", self.cfg.scorer))
@@ -316,6 +316,30 @@ class ServiceFleet:
                     problem = _outside(ranges.get(key), value, sorted(ranges))
                     if problem:
                         raise RunError(f"conditions.{condition}[{k}].parameters.{key}={value!r}: {problem}")
+
+    def check_resynthesis_steps(self) -> None:
+        """A condition's resynthesize step must name a generator that declares RECONSTRUCT."""
+        for condition, steps in self.cfg.conditions.items():
+            for k, step in enumerate(steps):
+                if step.resynthesize is None:
+                    continue
+                info = self.services[step.resynthesize].role_info(generator_pb2.GeneratorInfo)
+                if generator_pb2.RECONSTRUCT not in info.tasks:
+                    raise RunError(
+                        f"conditions.{condition}[{k}].resynthesize: {step.resynthesize} does not declare RECONSTRUCT"
+                    )
+
+    def check_watermarks(self) -> None:
+        """A generator's ``watermark`` must name a transform of kind WATERMARK: fail before any work."""
+        for name, gen in self.cfg.generators.items():
+            if gen.watermark is None:
+                continue
+            kind = self.services[gen.watermark].role_info(transform_pb2.TransformInfo).kind
+            if kind != transform_pb2.WATERMARK:
+                raise RunError(
+                    f"generators.{name}.watermark: {gen.watermark} is a {transform_pb2.TransformKind.Name(kind)} "
+                    "transform, not a WATERMARK one"
+                )
 
     def check_unchanged(self, previous: dict[str, Any] | None) -> None:
         """On resume, each service must be the same model as before (``compare.model_identity``: name,

@@ -172,10 +172,22 @@ TRANSPORT_SERVICE_KEYS = ("address", "tls", "token_env", "concurrency", "batch_s
 CONTAINER_PROTOCOL_KEYS = ("env", "model_dir")
 
 
+class GeneratorConfig(ServiceConfig):
+    """A generator entry: a service, and the watermark its vendor ships on every clip it makes, if any."""
+
+    watermark: str | None = Field(
+        None,
+        description="a transform of kind WATERMARK (an entry under transforms:) applied to every clip this "
+        "generator makes, as a recorded step of its rows (the unmarked clip is kept)",
+    )
+
+
 def service_protocol_view(service: dict) -> dict:
     """A service entry's dump without its transport settings (a container's: only env and model_dir,
     left out when unset, so an entry without ``container`` and one with only limits are the same)."""
     out = {k: v for k, v in service.items() if k not in TRANSPORT_SERVICE_KEYS}
+    if out.get("watermark", "") is None:  # runs from before generator watermarks resume
+        del out["watermark"]
     if "container" in out:
         kept = {k: v for k, v in (out.pop("container") or {}).items() if k in CONTAINER_PROTOCOL_KEYS and v}
         if kept:

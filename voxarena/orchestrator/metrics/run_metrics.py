@@ -8,8 +8,8 @@ number has a speaker-cluster bootstrap confidence interval, and every row carrie
 fingerprint (``metrics/fingerprint.json`` holds it in full). Rows are sorted and floats printed
 with fixed precision, so the same records always give the same bytes.
 
-The tables are built in ``detection``, ``generation``, ``i2d``, ``localisation``, ``streaming``, ``attribution`` and
-``composite`` (with the scorer requests of ``scorer_client``); this module writes them.
+The tables are built in ``detection``, ``generation``, ``i2d``, ``localisation``, ``streaming``, ``attribution``,
+``watermark`` and ``composite`` (with the scorer requests of ``scorer_client``); this module writes them.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from voxarena.orchestrator.metrics.generation import generator_rows
 from voxarena.orchestrator.metrics.i2d import I2D_AGGREGATE_COLUMNS, I2D_ITERATION_COLUMNS, i2d_rows
 from voxarena.orchestrator.metrics.localisation import LOCALISATION_COLUMNS, localisation_rows
 from voxarena.orchestrator.metrics.streaming import STREAMING_COLUMNS, streaming_rows
+from voxarena.orchestrator.metrics.watermark import SURVIVAL_COLUMNS, survival_rows
 from voxarena.orchestrator.run.manifest import ManifestSet
 from voxarena.orchestrator.store.run_store import CLEAN, RunStore
 
@@ -99,6 +100,9 @@ def write_metrics(store: RunStore, cfg, manifest: ManifestSet, infos: dict, scor
     streaming = streaming_rows(store, cfg)
     if streaming:
         _write_csv(store.metrics_dir / "streaming.csv", STREAMING_COLUMNS, streaming)
+    survival = survival_rows(store, cfg, infos)
+    if survival:
+        _write_csv(store.metrics_dir / "watermark_survival.csv", SURVIVAL_COLUMNS, survival)
 
     labels = sorted({(k, v) for it in manifest for k, v in it.labels.items() if k not in ("speaker", "key") and v})
     by_label = []

@@ -27,6 +27,7 @@ from voxarena.orchestrator.report.calibration_plots import calibration_data
 from voxarena.orchestrator.report.html import render_html
 from voxarena.orchestrator.report.localisation import localisation_data
 from voxarena.orchestrator.report.streaming import streaming_data
+from voxarena.orchestrator.report.watermark import watermark_data
 from voxarena.orchestrator.run.manifest import ManifestSet
 from voxarena.orchestrator.run.status import run_status
 from voxarena.orchestrator.store.outcome import Outcome
@@ -180,6 +181,7 @@ def build_report(run_dir: Path, allow_incomplete: bool = False) -> dict:
         "localisation": localisation_data(run_dir),
         "streaming": streaming_data(run_dir),
         "attribution": attribution_data(run_dir),
+        "watermark": watermark_data(run_dir),
         "detection_by_label": read_csv(metrics / "detection_by_label.csv"),
         "generation": read_csv(metrics / "generator_metrics.csv"),
         "generation_by_label": read_csv(metrics / "generator_metrics_by_label.csv"),

@@ -26,6 +26,7 @@ from voxarena.orchestrator.report.tables import (
     html_table,
     num,
 )
+from voxarena.orchestrator.report.watermark import watermark_section
 from voxarena.orchestrator.store.run_store import CLEAN, condition_of
 
 CSS = """
@@ -131,6 +132,7 @@ def _results(rep: dict) -> list[str]:
         localisation_section(rep),
         streaming_section(rep),
         attribution_section(rep),
+        watermark_section(rep),
         "<h2>Generators</h2>",
         html_table(gen_rows, gen_cols, left=3, table_id="generators"),
         i2d_section(rep),

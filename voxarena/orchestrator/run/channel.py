@@ -12,6 +12,8 @@ a run has:
   (``condition_seed``), so the same run degrades the same clip with the same noise;
 - ``attack: {target: DETECTOR, queries: 100, snr_db: 30}``  an adaptive black-box attack on a spoofed
   clip against one of the run's detectors (``voxarena.attack``); bona fide clips pass unchanged.
+- ``resynthesize: GENERATOR``      the clip re-synthesised by one of the run's generators (its RECONSTRUCT task:
+  copy-synthesis by a vocoder, a removal attack on a watermark), seeded from the condition's seed;
 - ``transform: NAME``             the clip through a transform service (``transforms:`` in the config, a
   TransformService: a laundering chain, a remote channel), with ``parameters``, seeded from the
   condition's seed; its answer is validated like any service's and its steps recorded.
@@ -34,6 +36,8 @@ from voxarena.dsp.channel import ChannelError, apply_steps
 
 # (transform name, clip, parameters, seed) -> (the transformed clip, the steps it reports).
 Transformer = Callable[[str, AudioClip, dict[str, str], int], tuple[AudioClip, list[str]]]
+# (generator name, clip, seed) -> (the re-synthesised clip, what the generator reports: its voice).
+Resynthesizer = Callable[[str, AudioClip, int], tuple[AudioClip, str]]
 # (clip, the AttackStep config, seed) -> (the attacked clip, what the attack did).
 Attacker = Callable[[AudioClip, Any, int], tuple[AudioClip, dict[str, Any]]]
 
@@ -48,8 +52,10 @@ class _ServiceSteps:
     """The steps that call out of the process: a transform service or an attack on a detector. Each draws
     its seed from the condition's generator where it stands in the chain."""
 
-    def __init__(self, transform: Transformer | None, attack: Attacker | None) -> None:
-        self.transform, self.attack = transform, attack
+    def __init__(
+        self, transform: Transformer | None, attack: Attacker | None, resynthesize: Resynthesizer | None = None
+    ) -> None:
+        self.transform, self.attack, self.resynthesize = transform, attack, resynthesize
 
     def __call__(self, step: Any, clip: AudioClip, rng: np.random.Generator) -> tuple[AudioClip, dict[str, Any]]:
         if step.transform is not None:
@@ -58,6 +64,11 @@ class _ServiceSteps:
             parameters = dict(step.parameters)
             out, did = self.transform(step.transform, clip, parameters, int(rng.integers(2**63)))
             return out, {"transform": step.transform, "parameters": parameters, "steps": did}
+        if getattr(step, "resynthesize", None) is not None:
+            if self.resynthesize is None:
+                raise ChannelError(f"resynthesize {step.resynthesize!r}: this run reaches no generators here")
+            out, voice = self.resynthesize(step.resynthesize, clip, int(rng.integers(2**63)))
+            return out, {"resynthesize": step.resynthesize, "voice": voice}
         if step.attack is not None:
             if self.attack is None:
                 raise ChannelError(f"attack on {step.attack.target!r}: this run cannot reach detectors here")
@@ -67,8 +78,14 @@ class _ServiceSteps:
 
 
 def apply_condition(
-    clip: AudioClip, steps: list, seed: int, transform: Transformer | None = None, attack: Attacker | None = None
+    clip: AudioClip,
+    steps: list,
+    seed: int,
+    transform: Transformer | None = None,
+    attack: Attacker | None = None,
+    resynthesize: Resynthesizer | None = None,
 ) -> tuple[AudioClip, dict]:
     """Apply ``steps`` (``ChannelStep`` configs) in order; returns the PCM-16 clip and what was done.
-    ``transform`` calls a transform service (the run's fleet): what a failed call raises passes through."""
-    return apply_steps(clip, steps, seed, _ServiceSteps(transform, attack))
+    ``transform`` calls a transform service, ``resynthesize`` a generator (the run's fleet): what a failed
+    call raises passes through."""
+    return apply_steps(clip, steps, seed, _ServiceSteps(transform, attack, resynthesize))

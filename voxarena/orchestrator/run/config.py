@@ -21,6 +21,7 @@ from voxarena.orchestrator.fleet.service_config import (
     DetectorEntry,
     FusedDetectorConfig,
     FusionConfig,
+    GeneratorConfig,
     ScorerConfig,
     ServiceConfig,
     Strict,
@@ -28,6 +29,7 @@ from voxarena.orchestrator.fleet.service_config import (
     config_differences,
     protocol_view,
 )
+from voxarena.orchestrator.run.channel_config import ChannelStep
 from voxarena.orchestrator.run.partial import PartialConfig
 from voxarena.orchestrator.run.streaming_config import StreamingConfig
 from voxarena.tasks import TASKS, task_inputs
@@ -46,6 +48,7 @@ __all__ = [
     "ExecutionConfig",
     "FusedDetectorConfig",
     "FusionConfig",
+    "GeneratorConfig",
     "I2DConfig",
     "ProtocolConfig",
     "RunConfig",
@@ -155,55 +158,6 @@ class ProtocolConfig(Strict):
         return self.i2d.iterations if self.i2d is not None and task in I2D_TASKS else 1
 
 
-STEP_KINDS = ("resample", "codec", "noise_snr_db", "gain_db", "transform", "attack")
-
-
-class AttackStep(Strict):
-    """An adaptive black-box attack on the spoofed clips (``voxarena.attack``): random search over band gains
-    and shaped noise within ``snr_db`` / ``max_gain_db``, using only ``target``'s ScoreBatch answers, at most
-    ``queries`` clips scored (the original's included). Bona fide clips pass unchanged."""
-
-    target: str = Field(description="the detector attacked (a detector service of this run)")
-    queries: int = Field(100, ge=2, le=5000, description="query budget per clip")
-    snr_db: float = Field(30.0, ge=10, le=80, description="minimum SNR of the perturbation, dB")
-    max_gain_db: float = Field(6.0, gt=0, le=20, description="bound on every band gain, +- dB")
-    bands: int = Field(8, ge=2, le=32)
-    noise: bool = True
-    batch: int = Field(4, ge=1, le=64, description="candidates per ScoreBatch call")
-
-
-class ChannelStep(Strict):
-    """One step of a channel condition: exactly one of resample, codec, noise_snr_db, gain_db, or transform
-    (the name of an entry under ``transforms:``, a TransformService, called with ``parameters``)."""
-
-    resample: int | None = Field(None, ge=4000, le=192000, description="new sample rate, Hz")
-    codec: Literal["mp3", "opus", "vorbis", "gsm", "ulaw", "alaw"] | None = None
-    compression: float | None = Field(None, ge=0, le=1, description="mp3/opus/vorbis: 0 = best quality, 1 = smallest")
-    noise_snr_db: float | None = Field(None, ge=-20, le=100)
-    noise: Literal["white", "pink"] = "white"
-    gain_db: float | None = Field(None, ge=-60, le=40)
-    transform: str | None = Field(None, description="a transform service's name (transforms:)")
-    parameters: dict[str, str] = Field({}, description="with transform: its options (TransformInfo.ranges)")
-    attack: AttackStep | None = None
-
-    @model_validator(mode="after")
-    def _one_kind(self):
-        kinds = [k for k in STEP_KINDS if getattr(self, k) is not None]
-        if len(kinds) != 1:
-            raise ValueError(
-                f"a step sets exactly one of {', '.join(STEP_KINDS)}" + (f" (got {', '.join(kinds)})" if kinds else "")
-            )
-        if self.parameters and self.transform is None:
-            raise ValueError("parameters: apply to a transform step only")
-        from voxarena.dsp.channel import COMPRESSIBLE
-
-        if self.compression is not None and self.codec not in COMPRESSIBLE:
-            raise ValueError(f"compression applies to codec {', '.join(COMPRESSIBLE)} only")
-        if self.codec == "mp3" and self.compression == 1.0:
-            raise ValueError("mp3: libsndfile's encoder refuses compression 1.0; 0.99 is its lowest bit rate")
-        return self
-
-
 class ExecutionConfig(Strict):
     deadline_seconds: float = Field(300.0, gt=0, description="deadline of every call")
     retries: int = Field(3, ge=0, description="retries of UNAVAILABLE or RESOURCE_EXHAUSTED (busy) calls, with backoff")
@@ -219,7 +173,7 @@ class RunConfig(Strict):
     name: str = "arena"
     dataset: DatasetConfig
     protocol: ProtocolConfig = ProtocolConfig()
-    generators: dict[str, ServiceConfig] = {}
+    generators: dict[str, GeneratorConfig] = {}
     detectors: dict[str, DetectorEntry] = {}
     scorer: ScorerConfig = ScorerConfig()
     execution: ExecutionConfig = ExecutionConfig()
@@ -315,7 +269,7 @@ def load_config(path: str | Path, overrides: dict[str, object] | None = None) ->
         ds.protocol = _resolve(ds.protocol, base)
     except ConfigError as e:
         raise ConfigError(f"{path}: dataset: {e}") from None
-    entries = [(f"generators.{n}", s) for n, s in cfg.generators.items()]
+    entries: list[tuple[str, ServiceConfig]] = [(f"generators.{n}", s) for n, s in cfg.generators.items()]
     entries += [(f"detectors.{n}", s) for n, s in cfg.detector_services().items()]
     entries += [(f"transforms.{n}", s) for n, s in cfg.transforms.items()]
     for where, svc in [*entries, ("scorer", cfg.scorer)]:
@@ -342,11 +296,22 @@ def load_config(path: str | Path, overrides: dict[str, object] | None = None) ->
                     f"{path}: conditions.{name}[{k}]: transform {step.transform!r} is not under transforms: "
                     f"({', '.join(cfg.transforms) or 'none declared'})"
                 )
+            if step.resynthesize is not None and step.resynthesize not in cfg.generators:
+                raise ConfigError(
+                    f"{path}: conditions.{name}[{k}]: resynthesize {step.resynthesize!r} is not under generators: "
+                    f"({', '.join(cfg.generators)})"
+                )
             if step.attack is not None and step.attack.target not in cfg.detector_services():
                 raise ConfigError(
                     f"{path}: conditions.{name}[{k}].attack.target: {step.attack.target!r} is not a detector "
                     f"service of this run ({', '.join(cfg.detector_services()) or 'none'})"
                 )
+    for name, gen in cfg.generators.items():
+        if gen.watermark is not None and gen.watermark not in cfg.transforms:
+            raise ConfigError(
+                f"{path}: generators.{name}.watermark: {gen.watermark!r} is not under transforms: "
+                f"({', '.join(cfg.transforms) or 'none declared'}); add it, e.g. transforms: {{{gen.watermark}: {{}}}}"
+            )
     if not cfg.generators:
         raise ConfigError(f"{path}: generators: at least one generator is needed")
     _check_fusion(cfg, path)

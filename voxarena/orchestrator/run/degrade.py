@@ -15,12 +15,12 @@ from voxarena.orchestrator.errors import CallFailed
 from voxarena.orchestrator.fleet.fleet import ServiceFleet
 from voxarena.orchestrator.run.channel import apply_condition, condition_seed
 from voxarena.orchestrator.run.config import ChannelStep
-from voxarena.orchestrator.run.validation import ResponseInvalid, validate_transform
+from voxarena.orchestrator.run.validation import ResponseInvalid, validate_resynthesis, validate_transform
 from voxarena.orchestrator.store.clips import Clip, read_clip
 from voxarena.orchestrator.store.failures import Failure, failed_row, failure_kind, failure_of_status, settled
 from voxarena.orchestrator.store.records import OK, DegradationRecord
 from voxarena.orchestrator.store.run_store import CLEAN, RunStore
-from voxarena.v1 import transform_pb2
+from voxarena.v1 import generator_pb2, transform_pb2
 
 
 class ConditionFailed(Exception):
@@ -81,6 +81,21 @@ class Degrade:
 
         return transform
 
+    def _resynthesizer(self, key: str):
+        """The condition's resynthesize steps: the generator's RECONSTRUCT of the clip, request id
+        ``<generator>|<condition>|<clip>``."""
+
+        def resynthesize(name: str, audio: AudioClip, seed: int) -> tuple[AudioClip, str]:
+            if self.fleet is None:
+                raise ChannelError(f"resynthesize {name!r}: this run reaches no generators here")
+            req = generator_pb2.SynthesizeRequest(
+                request_id=f"{name}|{key}", seed=seed, task=generator_pb2.RECONSTRUCT, source_audio=encode_audio(audio)
+            )
+            resp, _ = self.fleet[name].call("Synthesize", req)
+            return validate_resynthesis(req.request_id, req, resp), resp.voice
+
+        return resynthesize
+
     def _attacker(self, key: str, clip: Clip):
         """The condition's attack step: random search against the target detector through the fleet (its
         deadline, retries and outage wait), on spoofed clips only; every query is logged under attacks/."""
@@ -126,6 +141,7 @@ class Degrade:
                 condition_seed(self.run_seed, condition, clip.id),
                 self._transformer(key),
                 self._attacker(key, clip),
+                self._resynthesizer(key),
             )
         except CallFailed as e:  # a transform service's answer
             row = failed_row(base, failure_of_status(e.code), f"{clip.id}: condition {condition!r}: {e}", e.code.name)

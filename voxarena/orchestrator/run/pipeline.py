@@ -193,6 +193,8 @@ class Arena:
             self.fleet.check_metrics(self.cfg.scorer.metrics)
             self.fleet.check_scorer_limits()
             self.fleet.check_transform_steps()
+            self.fleet.check_watermarks()
+            self.fleet.check_resynthesis_steps()
             self.fleet.check_unchanged(previous)
             record = self._record(manifest, previous, started)
             self.store.write_json(record)

@@ -20,7 +20,7 @@ from google.protobuf.message import Message
 
 from voxarena.codec import AudioFormatError
 from voxarena.orchestrator.run.channel import condition_seed
-from voxarena.orchestrator.run.config import ServiceConfig
+from voxarena.orchestrator.run.config import GeneratorConfig, ServiceConfig
 from voxarena.orchestrator.run.manifest import ManifestItem, ManifestSet
 from voxarena.orchestrator.run.partial import is_partial
 from voxarena.orchestrator.run.plan import GenerationJob, reference_items
@@ -121,7 +121,8 @@ class SentRequests:
             return [Sent(service, "", note=f"the request cannot be rebuilt: {type(e).__name__}: {e}")]
 
     def _service_config(self, section: str, name: str) -> ServiceConfig:
-        return ServiceConfig.model_validate(self.config[section][name])
+        model = GeneratorConfig if section == "generators" else ServiceConfig
+        return model.model_validate(self.config[section][name])
 
     def _generation(self, row: dict[str, Any]) -> list[Sent]:
         gen, task, item = row["generator"], row["task"], self.items[row["item"]]

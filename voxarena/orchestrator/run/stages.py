@@ -31,6 +31,7 @@ from voxarena.orchestrator.run.partial_stage import MakePartial
 from voxarena.orchestrator.run.plan import GenerationJob
 from voxarena.orchestrator.run.segments import checked_native, derived, native_hop, wanted
 from voxarena.orchestrator.run.validation import ResponseInvalid, validate_generation, validate_score
+from voxarena.orchestrator.run.watermark import Watermark
 from voxarena.orchestrator.store.clips import Clip, item_audio, read_clip
 from voxarena.orchestrator.store.failures import Failure, call_failed_row, failed_row, item_error_row
 from voxarena.orchestrator.store.records import OK, DetectionRecord, GenerationRecord, MeasurementRecord
@@ -113,6 +114,7 @@ class Generate:
     def __init__(self, store: RunStore, fleet: ServiceFleet, protocol: ProtocolConfig) -> None:
         self.store, self.fleet, self.protocol = store, fleet, protocol
         self.partial = MakePartial(fleet, protocol)
+        self.watermark = Watermark(store, fleet)
 
     @staticmethod
     def _base(job: GenerationJob, iteration: int, previous: GenerationRecord | None) -> GenerationRecord:
@@ -139,6 +141,9 @@ class Generate:
                 clip, resp = self.partial(job, svc, row)
             else:
                 clip, resp = self._synthesize(job, svc, row, previous)
+            mark = getattr(svc.cfg, "watermark", None)
+            if mark is not None:
+                clip = self.watermark(row, clip, mark)
             rel, sha = self.store.put_audio(clip_to_wav_bytes(clip))
             row.status = OK
             row.audio, row.audio_sha256 = rel, sha

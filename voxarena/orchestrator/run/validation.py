@@ -49,6 +49,13 @@ def validate_transform(
     return _echoed_audio(request_id, request, response)
 
 
+def validate_resynthesis(
+    request_id: str, request: generator_pb2.SynthesizeRequest, response: generator_pb2.SynthesizeResponse
+) -> AudioClip:
+    """A generator's re-synthesis of a clip for a condition step: its echoes, and audio that decodes."""
+    return _echoed_audio(request_id, request, response)
+
+
 def _echoed_audio(
     item_id: str,
     request: generator_pb2.SynthesizeRequest | transform_pb2.TransformRequest,

@@ -122,6 +122,9 @@ class GenerationRecord(Row):
     # generator task called), aligner, crossfade_ms, spans [{start, end, start_seconds, end_seconds, replaced,
     # said}], fake_fraction
     partial: dict[str, Any] | None = None
+    # ok, from a generator with ``watermark``: the mark's record (``run.watermark``): transform, steps,
+    # unmarked_audio, unmarked_sha256, timing; ``audio`` is the marked clip
+    watermark: dict[str, Any] | None = None
 
     @property
     def i2d_iteration(self) -> int:
