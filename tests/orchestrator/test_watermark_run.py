@@ -34,6 +34,7 @@ def _config(make_config, tmp: Path, dataset: dict, **extra) -> Path:
         "transforms": {"perth-embed": {}},
         "conditions": CONDITIONS,
         "scorer.bootstrap_resamples": 50,
+        "scorer.metrics": ["rtf", "pesq", "stoi", "sim"],
         **extra,
     }
     return make_config(tmp, dataset, **overrides)
@@ -96,7 +97,15 @@ def test_the_report_shows_the_survival_heatmap(run):
 
     html = write_report(run)[1].read_text()
     assert "Watermark survival" in html and "aria-label='watermark survival perth-detect'" in html
-    assert "dummy-generator (marked)" in html
+    assert "dummy-generator (marked)" in html and "What the mark costs" in html
+
+
+def test_the_mark_s_cost_is_measured_against_the_unmarked_clip(run, read_csv):
+    (row,) = read_csv(run / "metrics" / "watermark_cost.csv")
+    assert row["generator"] == "dummy-generator" and row["watermark"] == "perth-embed" and row["n_clips"] == "16"
+    # the marked clip is close to, but not, the unmarked one
+    assert 0.5 < float(row["stoi"]) < 1.0 and float(row["sim.cosine" if "sim.cosine" in row else "sim"]) > 0.5
+    assert 1.0 <= float(row["pesq"]) < 4.65
 
 
 def test_the_threshold_keeps_false_alarms_at_or_under_the_rate():

@@ -31,6 +31,7 @@ from voxarena.orchestrator.metrics.i2d import I2D_AGGREGATE_COLUMNS, I2D_ITERATI
 from voxarena.orchestrator.metrics.localisation import LOCALISATION_COLUMNS, localisation_rows
 from voxarena.orchestrator.metrics.streaming import STREAMING_COLUMNS, streaming_rows
 from voxarena.orchestrator.metrics.watermark import SURVIVAL_COLUMNS, survival_rows
+from voxarena.orchestrator.metrics.watermark_cost import cost_columns, cost_rows
 from voxarena.orchestrator.run.manifest import ManifestSet
 from voxarena.orchestrator.store.run_store import CLEAN, RunStore
 
@@ -103,6 +104,11 @@ def write_metrics(store: RunStore, cfg, manifest: ManifestSet, infos: dict, scor
     survival = survival_rows(store, cfg, infos)
     if survival:
         _write_csv(store.metrics_dir / "watermark_survival.csv", SURVIVAL_COLUMNS, survival)
+    cost = cost_rows(
+        store, cfg, infos, scorer, _metric_columns(infos["scorer"], ["pesq", "stoi", "sim", "dnsmos"]), items
+    )
+    if cost:
+        _write_csv(store.metrics_dir / "watermark_cost.csv", cost_columns(cost), cost)
 
     labels = sorted({(k, v) for it in manifest for k, v in it.labels.items() if k not in ("speaker", "key") and v})
     by_label = []

@@ -14,8 +14,11 @@ from voxarena.orchestrator.store.run_store import read_csv
 COLUMNS = ["detector", "generator", "condition", "watermarked", "n_clips", "false_alarm", "flagged", "eer"]
 
 
-def watermark_data(run_dir: Path) -> list[dict]:
-    return read_csv(run_dir / "metrics" / "watermark_survival.csv")
+def watermark_data(run_dir: Path) -> dict:
+    return {
+        "survival": read_csv(run_dir / "metrics" / "watermark_survival.csv"),
+        "cost": read_csv(run_dir / "metrics" / "watermark_cost.csv"),
+    }
 
 
 def _colour(flagged: float, marked: bool) -> str:
@@ -60,7 +63,8 @@ def _marked(rows: list[dict], generator: str) -> bool:
 
 
 def watermark_section(rep: dict) -> str:
-    rows = rep.get("watermark") or []
+    data = rep.get("watermark") or {}
+    rows = data.get("survival") or []
     if not rows:
         return ""
     maps = []
@@ -84,4 +88,25 @@ def watermark_section(rep: dict) -> str:
         "speaker-bootstrap intervals in the table.</p>"
         + "".join(maps)
         + html_table(table, [*COLUMNS, "best fake-voice detector"], left=4, table_id="watermark")
+        + _cost(data.get("cost") or [])
+    )
+
+
+def _cost(rows: list[dict]) -> str:
+    if not rows:
+        return ""
+    columns = [c for c in rows[0] if not c.endswith(("_ci_low", "_ci_high"))]
+    table = [
+        {
+            c: (num(r[c]) + (f" [{num(r[c + '_ci_low'])}, {num(r[c + '_ci_high'])}]" if r.get(c + "_ci_low") else ""))
+            if c not in ("generator", "watermark", "n_clips")
+            else r[c]
+            for c in columns
+        }
+        for r in rows
+    ]
+    return (
+        "<h3>What the mark costs</h3><p class='small'>Measured by the run's scorer on every marked clip against the "
+        "unmarked one the run keeps: PESQ and STOI with the unmarked clip as reference, SIM between them, DNSMOS of "
+        "both (unmarked_ columns).</p>" + html_table(table, columns, left=2, table_id="watermark-cost")
     )
