@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PROTOS := $(wildcard proto/voxarena/v1/*.proto)
 
-.PHONY: sdk lint docs certs generate generate-check setup setup-test system-deps convert-venv models setup-mbrola proto proto-check test test-fast demo train-detectors base-image wheelhouse wheelhouse-torch images bench bench-generators bench-scorer bench-containers mutation clean
+.PHONY: sdk lint docs certs generate generate-check setup setup-test system-deps convert-venv models setup-mbrola proto proto-check test test-fast demo train-detectors train-tracer base-image wheelhouse wheelhouse-torch images bench bench-generators bench-scorer bench-containers mutation clean
 
 setup: system-deps $(VENV)/.installed models
 
@@ -54,7 +54,8 @@ MODELS_DIR ?= build/models
 convert-venv: $(CONVERT_VENV)/.installed
 
 $(CONVERT_VENV)/.installed: voxarena/convert/requirements.txt voxarena/convert/sources.txt
-	@# python3-torchaudio: only the slow DistillMOS test's run of the package's own CLI path needs it.
+	@# python3-torchaudio: resemble-perth's package imports it (the perth conversion), and the slow DistillMOS
+	@# test's run of the package's own CLI path needs it.
 	@dpkg -s python3-torch python3-torchaudio >/dev/null 2>&1 || { if [ "$$(id -u)" = 0 ]; then apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-torch python3-torchaudio python3-venv >/dev/null; \
 	  else echo "please install: sudo apt-get install python3-torch python3-torchaudio python3-venv"; exit 1; fi; }
@@ -126,6 +127,12 @@ train-detectors: setup-test
 	$(VENV)/bin/orchestrator run configs/train-detectors.yaml --out runs/train-detectors
 	for d in $(DETECTORS); do \
 	  $(PY) -m voxarena.services.detectors.training --detector $$d --data runs/train-detectors || exit 1; done
+
+# Rebuilds the source tracer's committed weights: its own data run (the known generators on the training
+# speakers, configs/train-tracer.yaml; resumes), then its trainer (voxarena/services/detectors/source_tracer).
+train-tracer: setup-test
+	$(VENV)/bin/orchestrator run configs/train-tracer.yaml --out runs/train-tracer
+	$(PY) -m voxarena.services.detectors.source_tracer.train --data runs/train-tracer
 
 # voxarena-sdk alone (sdk/): the wheel a model vendor installs, build/sdk/voxarena_sdk-<version>-py3-none-any.whl
 # (examples/vendor-generator/README.md). Needs only a Python with pip: the venv's if there is one. Reproducible:

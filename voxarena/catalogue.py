@@ -164,6 +164,8 @@ SERVICES: tuple[Service, ...] = (
         extra="whisper-frontend",
         trainer=TRAINING,
     ),
+    # Source tracing (DetectorInfo.attribution): trained by its own data run and trainer (`make train-tracer`).
+    Service("source-tracer", "detector", "voxarena.services.detectors.source_tracer", "demo", extra="source-tracer"),
     # Perth-Net watermark: the detector that looks for it (its embedder is a transform, below).
     Service(
         "perth-detect",
