@@ -148,3 +148,29 @@ def test_configs_without_watermarks_keep_their_protocol_view(tmp_path, synthetic
     cfg = load_config(make_config(tmp_path, synthetic_dataset))
     view = protocol_view(cfg.model_dump(mode="json"))
     assert "watermark" not in view["generators"]["dummy-generator"]  # runs from before watermarks resume
+
+
+def test_a_partial_fake_splices_the_marked_output(tmp_path, speech_dir, make_config, run_arena, read_csv):
+    """The vendor marks what its model makes; the forger splices that into real speech: the marked words are in
+    the clip, the rest is bona fide, and the mark's cost table leaves partial fakes out."""
+    config = make_config(
+        tmp_path,
+        speech_dir,
+        **{
+            "dataset.max_items": 2,
+            "protocol.tasks": ["PARTIAL_VOCODED"],
+            "protocol.partial": {"spans": 1, "min_words": 2, "max_words": 3, "crossfade_ms": 10},
+            "generators": {"dummy-generator": {"watermark": "perth-embed"}},
+            "transforms": {"perth-embed": {}},
+            "scorer.metrics": ["rtf", "pesq"],
+        },
+    )
+    run_arena(config, tmp_path / "run")
+    gens = [r for r in rows(tmp_path / "run" / "generations.jsonl") if r["status"] == "ok"]
+    assert len(gens) == 2
+    for g in gens:
+        assert g["watermark"]["transform"] == "perth-embed" and g["partial"]["spans"]
+        spliced = read_audio_file(str(tmp_path / "run" / g["audio"]))
+        unmarked = read_audio_file(str(tmp_path / "run" / g["watermark"]["unmarked_audio"]))
+        assert spliced.samples.size > 0 and unmarked.samples.size > 0
+    assert not (tmp_path / "run" / "metrics" / "watermark_cost.csv").exists()

@@ -1,7 +1,8 @@
 """``metrics/watermark_cost.csv``: what a generator's watermark costs in quality, measured by the run's scorer on
 every marked clip against the unmarked one the run keeps (``generators.NAME.watermark``, ``run.watermark``).
 
-Per watermarked generator: PESQ and STOI of the marked clip with the unmarked one as the aligned reference, SIM
+Per watermarked generator, over its whole clips (a partial fake's marked words are spliced into bona fide
+speech: not compared): PESQ and STOI of the marked clip with the unmarked one as the aligned reference, SIM
 (speaker similarity) between them, and DNSMOS of both (``unmarked_`` columns), each a corpus-level value with a
 speaker-cluster bootstrap interval (the scorer's Aggregate). Only the metrics the scorer offers are asked; the
 clips are measured when the metrics are computed (not stored as measurement rows: they are not the run's
@@ -51,7 +52,7 @@ def cost_rows(
     marked = [
         g
         for g in store.generations.sorted_rows()
-        if g.ok and g.watermark and g.i2d_iteration == 1 and g.generator in cfg.generators
+        if g.ok and g.watermark and g.i2d_iteration == 1 and g.partial is None and g.generator in cfg.generators
     ]
     if not marked or not metrics:
         return []

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import threading
 
+import numpy as np
+
 from voxarena.codec import AudioClip, encode_audio
 from voxarena.orchestrator.errors import CallFailed
 from voxarena.orchestrator.fleet.fleet import Service, ServiceFleet
@@ -33,7 +35,9 @@ MIN_WORDS_SECONDS = 0.05  # new words said: a generated clip this short at least
 
 
 class MakePartial:
-    def __init__(self, fleet: ServiceFleet, protocol: ProtocolConfig) -> None:
+    def __init__(self, fleet: ServiceFleet, protocol: ProtocolConfig, watermark=None) -> None:
+        """``watermark``: ``run.watermark.Watermark``, for a generator that marks its outputs."""
+        self.watermark = watermark
         self.fleet, self.protocol, self.cfg = fleet, protocol, protocol.partial_config
         self._alignments: dict[str, tuple[list[tuple[str, float, float]], str] | PartialError] = {}
         self._lock = threading.Lock()
@@ -99,6 +103,9 @@ class MakePartial:
         low = self.protocol.min_duration if via == "RECONSTRUCT" else MIN_WORDS_SECONDS
         scope = info.model.timing_scope
         generated = validate_generation(row.id, req, resp, svc.declared_rate(), scope, low, self.protocol.max_duration)
+        mark = getattr(svc.cfg, "watermark", None)
+        if mark is not None and self.watermark is not None:  # the vendor marks its output; the forger splices it
+            generated = same_length(self.watermark(row, generated, mark), generated)
         try:
             clip, records = make_partial(job.task, original, words, spans, generated, self.cfg.crossfade_ms)
         except PartialError as e:
@@ -115,3 +122,14 @@ class MakePartial:
             "fake_fraction": round(fake / clip.samples.size, 6),
         }
         return clip, resp
+
+
+def same_length(marked: AudioClip, original: AudioClip) -> AudioClip:
+    """``marked`` cut or completed to ``original``'s length: a watermark may drop the last few milliseconds
+    (Perth-Net's inverse STFT), which the splice's sample positions cannot lose; the completion is the
+    original's own tail, unmarked."""
+    n, m = original.samples.size, marked.samples.size
+    if m >= n:
+        return AudioClip(marked.samples[:n], marked.sample_rate)
+    tail = original.as_float32()[m:]
+    return AudioClip(np.concatenate([marked.as_float32(), tail]).astype(np.float32), marked.sample_rate)

@@ -113,8 +113,8 @@ def measure_request(c: Clip, metrics: list[str], items: dict[str, ManifestItem])
 class Generate:
     def __init__(self, store: RunStore, fleet: ServiceFleet, protocol: ProtocolConfig) -> None:
         self.store, self.fleet, self.protocol = store, fleet, protocol
-        self.partial = MakePartial(fleet, protocol)
         self.watermark = Watermark(store, fleet)
+        self.partial = MakePartial(fleet, protocol, self.watermark)
 
     @staticmethod
     def _base(job: GenerationJob, iteration: int, previous: GenerationRecord | None) -> GenerationRecord:
@@ -137,13 +137,13 @@ class Generate:
         svc = self.fleet[job.generator]
         row = self._base(job, iteration, previous)
         try:
+            mark = getattr(svc.cfg, "watermark", None)
             if is_partial(job.task):
-                clip, resp = self.partial(job, svc, row)
+                clip, resp = self.partial(job, svc, row)  # marks the generator's output before the splice
             else:
                 clip, resp = self._synthesize(job, svc, row, previous)
-            mark = getattr(svc.cfg, "watermark", None)
-            if mark is not None:
-                clip = self.watermark(row, clip, mark)
+                if mark is not None:
+                    clip = self.watermark(row, clip, mark)
             rel, sha = self.store.put_audio(clip_to_wav_bytes(clip))
             row.status = OK
             row.audio, row.audio_sha256 = rel, sha

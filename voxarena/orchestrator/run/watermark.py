@@ -5,7 +5,8 @@ The marked clip is the generation's audio (what detectors, the scorer and the ch
 the unmarked one is stored too and the row's ``watermark`` records both (``transform``, ``steps``,
 ``unmarked_audio``, ``unmarked_sha256``, ``timing``), so the mark's perceptual cost can be measured
 against it and nothing made is lost. A failed or invalid Transform fails the generation row, naming the
-transform.
+transform. A partial fake's generator output is marked before it is spliced (``partial_stage``): the row's
+``unmarked_audio`` is then the generator's unmarked output, not the spliced clip.
 """
 
 from __future__ import annotations
