@@ -11,6 +11,7 @@ from pathlib import Path
 from voxarena.orchestrator.report.tables import PALETTE, as_float, esc, html_table, num
 from voxarena.orchestrator.store.run_store import read_csv
 
+CM_STYLE = "font-size:11px;font-weight:400;color:#111"  # legible on every shade
 COLUMNS = ["detector", "generator", "condition", "watermarked", "n_clips", "false_alarm", "flagged", "eer"]
 
 
@@ -46,7 +47,7 @@ def survival_heatmap(detector: str, rows: list[dict]) -> str:
             flagged = as_float(r["flagged"])
             ci = f" [{num(r['flagged_ci_low'], 2)}, {num(r['flagged_ci_high'], 2)}]" if r.get("flagged_ci_low") else ""
             cm = (
-                f"<br><span class='small'>{esc(r['cm_detector'])} EER {num(r['cm_eer'], 2)}</span>"
+                f"<br><span style='{CM_STYLE}'>{esc(r['cm_detector'])} EER {num(r['cm_eer'], 2)}</span>"
                 if r["cm_detector"]
                 else ""
             )
