@@ -122,6 +122,14 @@ SERVICES: tuple[Service, ...] = (
     Service("world-vocoder", "generator", "voxarena.services.generators.world_vocoder", "demo", extra="world"),
     Service("griffin-lim", "generator", "voxarena.services.generators.griffin_lim", "demo", extra="griffin-lim"),
     Service("mlsa-vocoder", "generator", "voxarena.services.generators.mlsa_vocoder", "demo", extra="mlsa"),
+    Service(
+        "codec2",
+        "generator",
+        "voxarena.services.generators.codec2",
+        "demo",
+        extra="codec2",
+        debian_packages=("codec2",),
+    ),
     Service("world-vc", "generator", "voxarena.services.generators.world_vc", "demo", extra="world-vc"),
     Service(
         "kokoro",
