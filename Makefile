@@ -8,7 +8,7 @@ PROTOS := $(wildcard proto/voxarena/v1/*.proto)
 
 setup: system-deps $(VENV)/.installed models
 
-DEBIAN_PACKAGES := espeak-ng flite festival festvox-us-slt-hts chromium debootstrap openssl
+DEBIAN_PACKAGES := espeak-ng flite festival festvox-us-slt-hts codec2 chromium debootstrap openssl
 
 system-deps:
 	@missing=$$(for p in $(DEBIAN_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
