@@ -36,6 +36,7 @@ import zipfile
 from pathlib import Path
 
 from voxarena.catalogue import SERVICE_DOCKERFILE, SERVICES, Service
+from voxarena.deploy.monitoring import PROMETHEUS_DOCKERFILE, PROMETHEUS_IMAGE
 
 ROOT = Path(__file__).resolve().parents[1]
 WHEELHOUSE = ROOT / "build" / "wheelhouse"
@@ -203,7 +204,10 @@ def service_build(svc: Service) -> tuple[dict[str, str], list[str] | None]:
 
 
 # Images that serve nothing: tools a user runs (name -> image, Dockerfile); built with every service.
-TOOL_IMAGES = {"conformance": ("voxarena/conformance:latest", "compose/conformance.Dockerfile")}
+TOOL_IMAGES = {
+    "conformance": ("voxarena/conformance:latest", "compose/conformance.Dockerfile"),
+    "prometheus": (PROMETHEUS_IMAGE, PROMETHEUS_DOCKERFILE),  # the compose profile "monitoring"
+}
 
 
 def _build_converter(tag: str, args: dict[str, str], url: str) -> None:

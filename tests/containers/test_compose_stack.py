@@ -1,5 +1,6 @@
-"""The container stack: every reference service's image passes conformance, and an arena run against
-`docker-compose up` gives the same generations, scores and metrics as the same config in local mode.
+"""The container stack: every reference service's image passes conformance, an arena run against
+`docker-compose up` gives the same generations, scores and metrics as the same config in local mode, and
+the monitoring profile's Prometheus scrapes every service, whose counters move with a run.
 
 Needs the images (`make images`) and Docker with docker-compose; marked ``container`` (CI builds the
 images first and runs these)."""
@@ -35,7 +36,7 @@ def stack(speech_dir):
         pytest.fail("docker is not installed: container tests need Docker and the images (make images)")
     # The orchestrator runs as the compose file's default user (unprivileged): no VOXARENA_UID here.
     env = {"VOXARENA_SPEECH": str(speech_dir)}
-    compose("up", "-d", env=env)
+    compose("--profile", "monitoring", "up", "-d", env=env)
     try:
         deadline = time.monotonic() + 600
         names = reference_services()
@@ -57,7 +58,7 @@ def stack(speech_dir):
             time.sleep(3)
         yield env
     finally:
-        compose("down", "--timeout", "20", env=env, check=False)
+        compose("--profile", "monitoring", "down", "--timeout", "20", env=env, check=False)
 
 
 @pytest.mark.parametrize("service", reference_services())
@@ -90,6 +91,51 @@ def test_compose_run_matches_local_run(stack, tmp_path):
         record = json.loads((in_stack / "run.json").read_text())
         assert record["stack"] == "compose" and record["services"]["espeak-ng"]["address"] == "dns:///espeak-ng:50051"
         assert_same_arena(in_stack, local)
+
+
+PROMQL = """
+import json, sys, urllib.parse, urllib.request
+url = "http://127.0.0.1:9090/api/v1/query?query=" + urllib.parse.quote(sys.argv[1])
+print(json.dumps(json.load(urllib.request.urlopen(url, timeout=10))["data"]["result"]))
+"""
+
+
+def promql(stack: dict, query: str) -> dict[str, float]:
+    """service -> value of a PromQL query that keeps the ``service`` label, asked of the stack's Prometheus."""
+    cid = compose("--profile", "monitoring", "ps", "-q", "prometheus", env=stack).stdout.strip()
+    out = subprocess.run(["docker", "exec", cid, "python", "-c", PROMQL, query], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-2000:]
+    return {r["metric"].get("service", ""): float(r["value"][1]) for r in json.loads(out.stdout)}
+
+
+def wait_for(stack: dict, query: str, ok, seconds: float = 90) -> dict[str, float]:
+    deadline = time.monotonic() + seconds
+    while True:
+        got = promql(stack, query)
+        if ok(got) or time.monotonic() > deadline:
+            return got
+        time.sleep(3)
+
+
+def test_prometheus_scrapes_every_service_and_its_counters_move_with_a_run(stack):
+    names = reference_services()
+    up = wait_for(stack, 'up{job="voxarena"}', lambda got: all(got.get(n) == 1 for n in names))
+    assert {n: up.get(n) for n in names} == {n: 1.0 for n in names}
+    ready = promql(stack, "voxarena_model_ready")
+    assert all(ready.get(n) == 1 for n in names), ready
+    calls = 'sum by (service) (voxarena_requests_total{method=~".*/(Synthesize|ScoreBatch|MeasureClips)",code="OK"})'
+    before = promql(stack, calls)
+    with writable_run_dir("compose-monitored") as (name, _in_stack):
+        out = compose(
+            "run", "--rm", "orchestrator", "run", SMOKE_CONFIG, "--out", f"runs/{name}", "--no-progress",
+            env=stack, timeout=1800, check=False,
+        )  # fmt: skip
+        assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    used = ("espeak-ng", "flite", "lfcc-gmm", "scorer")  # configs/compose-smoke.yaml's services
+    after = wait_for(stack, calls, lambda got: all(got.get(n, 0) > before.get(n, 0) for n in used))
+    assert all(after.get(n, 0) > before.get(n, 0) for n in used), (before, after)
+    clips = promql(stack, 'sum by (service) (voxarena_scorer_clips_total{metric="wer"})')
+    assert clips.get("scorer", 0) > 0, clips
 
 
 # Run inside each container: who it runs as, its effective capabilities, whether it can write its root

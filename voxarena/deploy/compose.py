@@ -14,6 +14,7 @@ import json
 from voxarena.catalogue import Service
 
 from .header import yaml_header
+from .monitoring import METRICS_PORT, PROMETHEUS_ENTRY
 
 COMPOSE_FILE = "docker-compose.yml"
 MTLS_FILE = "compose/tls/docker-compose.mtls.yml"
@@ -29,7 +30,9 @@ COMPOSE_HEAD = f"""\
 # (by service name: `dns:///NAME:50051`, round robin over `--scale NAME=N` replicas).
 # Profiles: "nonfree" (mbrola: voices licensed non-commercial, sale forbidden), "torch"
 # (hf-audio-classifier, hf-tts: mount your checkpoint at /model via VOXARENA_HF_MODEL_DIR,
-# VOXARENA_HF_TTS_MODEL_DIR).
+# VOXARENA_HF_TTS_MODEL_DIR), "monitoring" (Prometheus scraping every service's /metrics on port
+# {METRICS_PORT}: `docker-compose --profile monitoring up -d`, then http://127.0.0.1:9090;
+# voxarena/deploy/monitoring.py).
 version: "3.8"
 
 # Hardening shared by every container (the services and the orchestrator): no Linux capabilities, no
@@ -42,6 +45,8 @@ x-hardened: &hardened
 x-model: &model
   <<: *hardened
   restart: unless-stopped
+  environment:
+    VOXARENA_METRICS_PORT: "{METRICS_PORT}"  # Prometheus metrics (voxarena/sdk/metrics.py)
   read_only: true
   tmpfs: ["/tmp:size=512m"]
   user: "10001:10001"
@@ -85,12 +90,14 @@ ORCHESTRATOR = """
     environment:
       VOXARENA_SPEECH: /data/speech
       VOXARENA_STACK: compose         # services without an address are the compose services
+      VOXARENA_METRICS_PORT: "{metrics_port}"  # `run` and `race` serve their progress to Prometheus
 """
 
 COMPOSE_TAIL = """
 networks:
   arena:
     internal: true
+  monitoring: {}                     # Prometheus's way to the host's 127.0.0.1:9090
 """
 
 MTLS_HEAD = f"""\
@@ -172,7 +179,15 @@ def render_compose(services: tuple[Service, ...]) -> str:
     orchestrator = orchestrators(services)
     if orchestrator.volumes or orchestrator.cpus is not None or orchestrator.mem_limit is not None:
         raise CatalogueError(f"{orchestrator.name}: its volumes and limits are the compose template's, not a row's")
-    out.append(ORCHESTRATOR.format(name=orchestrator.name, image=orchestrator.image, profiles=_profiles(orchestrator)))
+    out.append(PROMETHEUS_ENTRY)
+    out.append(
+        ORCHESTRATOR.format(
+            name=orchestrator.name,
+            image=orchestrator.image,
+            profiles=_profiles(orchestrator),
+            metrics_port=METRICS_PORT,
+        )
+    )
     out.append(COMPOSE_TAIL)
     return "".join(out)
 

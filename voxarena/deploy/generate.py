@@ -25,7 +25,7 @@ import yaml
 
 from voxarena.catalogue import SERVICES, Service
 
-from . import k8s, swarm
+from . import k8s, monitoring, swarm
 from .compose import COMPOSE_FILE, MTLS_FILE, CatalogueError, render_compose, render_mtls
 from .header import GENERATOR
 from .readme_table import README, splice
@@ -77,6 +77,7 @@ def render(services: tuple[Service, ...] = SERVICES, source: Path = ROOT) -> dic
         COMPOSE_FILE: compose_text,
         MTLS_FILE: render_mtls(services),
         swarm.STACK_FILE: swarm.render(compose, services),
+        monitoring.PROMETHEUS_FILE: monitoring.render_prometheus(services),
     }
     files.update({f"{k8s.K8S_DIR}/{p}": text for p, text in k8s.render(services, compose, source).items()})
     files[README] = splice((source / README).read_text(), services)

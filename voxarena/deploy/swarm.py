@@ -122,9 +122,11 @@ def stack(compose: dict[str, Any], catalogue: tuple[Service, ...]) -> dict[str, 
         if s.name not in services:
             raise StackError(f"{COMPOSE_FILE}: services.{s.name} is in the catalogue but not in the file")
         out[s.name] = swarm_service(s.name, services[s.name])
+    used = {n for entry in out.values() for n in entry.get("networks", [])}
     networks = {
         name: {"driver": "overlay", "attachable": True, **({"internal": True} if (net or {}).get("internal") else {})}
         for name, net in compose.get("networks", {}).items()
+        if name in used  # the stack's services' networks (not the monitoring profile's)
     }
     return {"version": STACK_VERSION, "services": out, "networks": networks}
 

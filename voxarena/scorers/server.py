@@ -8,11 +8,17 @@ import os
 import sys
 
 from voxarena.lifecycle import die_with_parent
-from voxarena.sdk.server import add_service_arguments, create_server, run_until_signalled, server_security
+from voxarena.sdk.server import (
+    add_service_arguments,
+    create_server,
+    run_until_signalled,
+    server_security,
+    service_metrics,
+)
 from voxarena.v1 import scorer_pb2, scorer_pb2_grpc
 
 from .quality import SHORT_CLIPS, SHORT_CLIPS_ENV
-from .service import ScorerServicer
+from .service import SCORER_VERSION, ScorerServicer
 
 
 def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
@@ -47,6 +53,9 @@ def main(argv: list[str] | None = None) -> None:
         level=args.log_level.upper(), stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
     servicer = ScorerServicer(clip_workers=args.clip_workers)
+    metrics = service_metrics(args, args.host, "scorer", "scorer", SCORER_VERSION)
+    if metrics is not None:
+        servicer.count_metrics(metrics.registry)
     name = scorer_pb2.DESCRIPTOR.services_by_name["ScorerService"].full_name
     running = create_server(
         [(name, lambda s: scorer_pb2_grpc.add_ScorerServiceServicer_to_server(servicer, s))],
@@ -55,5 +64,6 @@ def main(argv: list[str] | None = None) -> None:
         workers=args.workers,
         max_queue=args.max_queue,
         security=server_security(args),
+        metrics=metrics,
     )
     run_until_signalled(running, servicer.load, "scorer")

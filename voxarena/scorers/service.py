@@ -10,9 +10,11 @@ import logging
 import math
 import os
 import threading
+import time
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from importlib.metadata import version
+from typing import Any
 
 import grpc
 import numpy as np
@@ -103,6 +105,8 @@ class ScorerServicer(scorer_pb2_grpc.ScorerServiceServicer):
         self._fingerprint: dict[str, str] = {}
         self._clips = ThreadPoolExecutor(clip_workers or usable_cores(), thread_name_prefix="clip")
         self._warmed: set[str] = set()
+        self._clips_counted: Any = None  # Prometheus counters, when the server serves metrics (count_metrics)
+        self._metric_seconds: Any = None
         self._warm_lock = threading.Lock()
 
     def _warm(self, names: Iterable[str]) -> None:
@@ -189,6 +193,30 @@ class ScorerServicer(scorer_pb2_grpc.ScorerServiceServicer):
             out = [f.result() for f in [self._clips.submit(wanted, item) for item in request.items]]
         return scorer_pb2.MeasureClipsResponse(items=out, timing=sw.to_proto())
 
+    def count_metrics(self, registry: Any) -> None:
+        """Count every clip measurement per metric in ``registry`` (Prometheus, ``voxarena.sdk.metrics``):
+        ``voxarena_scorer_clips_total{metric,outcome}`` (ok / refused) and
+        ``voxarena_scorer_metric_seconds{metric}``, the wall time of one clip's metric."""
+        from prometheus_client import Counter, Histogram
+
+        from voxarena.sdk.metrics import BUCKETS
+
+        self._clips_counted = Counter(
+            "voxarena_scorer_clips", "Clip measurements by metric and outcome", ["metric", "outcome"], registry=registry
+        )
+        self._metric_seconds = Histogram(
+            "voxarena_scorer_metric_seconds",
+            "Wall time of one clip's metric",
+            ["metric"],
+            buckets=BUCKETS,
+            registry=registry,
+        )
+
+    def _observe(self, metric: str, outcome: str, t0: float) -> None:
+        if self._clips_counted is not None:
+            self._clips_counted.labels(metric, outcome).inc()
+            self._metric_seconds.labels(metric).observe(time.perf_counter() - t0)
+
     def _measure(self, item: scorer_pb2.ClipRequest) -> scorer_pb2.ClipMeasurement:
         """One clip's row; an unusable clip (no audio, NaN, absurd rate, too long) is a row whose errors
         give every requested metric the reason, so the other clips of the batch keep their measurements;
@@ -206,11 +234,14 @@ class ScorerServicer(scorer_pb2_grpc.ScorerServiceServicer):
             if bad:
                 m.errors[metric.name] = bad[0]
                 continue
+            t0 = time.perf_counter()
             try:
                 values, notes = metric.measure(clip)
             except MetricInputError as e:
                 m.errors[metric.name] = str(e)
+                self._observe(metric.name, "refused", t0)
                 continue
+            self._observe(metric.name, "ok", t0)
             m.values.update(values)
             m.notes.update(notes)
         return m

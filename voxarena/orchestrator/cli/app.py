@@ -29,6 +29,7 @@ from voxarena.orchestrator.cli.runs import (
 from voxarena.orchestrator.cli.triage import explain
 from voxarena.orchestrator.fleet.clients import ServiceStartError
 from voxarena.orchestrator.metrics.scorer_client import MetricsInterrupted
+from voxarena.orchestrator.run import run_metrics
 from voxarena.orchestrator.run.config import ConfigError, load_config
 from voxarena.orchestrator.run.manifest import DatasetError
 from voxarena.orchestrator.run.pipeline import Arena, RunError
@@ -50,6 +51,22 @@ app = typer.Typer(
 # Off a terminal (a log file, CI, a Kubernetes Job) runs print progress lines instead of bars (run/progress_lines.py).
 ProgressEvery = typer.Option(30.0, help="off a terminal: seconds between progress lines (0: none)")
 LogFormat = typer.Option("text", help="progress lines as text or json (one object per line)")
+MetricsPort = typer.Option(
+    None,
+    envvar="VOXARENA_METRICS_PORT",
+    help="serve Prometheus metrics (run progress, failures) on http://0.0.0.0:PORT/metrics while it works",
+)
+
+
+def serve_metrics(port: int | None) -> None:
+    if port is None:
+        return
+    try:
+        bound = run_metrics.serve(port)
+    except OSError as e:
+        err.print(f"[red]error:[/red] cannot serve metrics on port {port}: {e}", highlight=False)
+        raise typer.Exit(2) from None
+    err.print(f"Prometheus metrics on port {bound} (/metrics)", highlight=False)
 
 
 def check_log_format(log_format: str) -> None:
@@ -76,6 +93,7 @@ def run(
     progress: bool = typer.Option(True, help="show progress bars (off a terminal: progress lines)"),
     progress_every: float = ProgressEvery,
     log_format: str = LogFormat,
+    metrics_port: int | None = MetricsPort,
     stack: str = typer.Option(
         "local",
         envvar="VOXARENA_STACK",
@@ -95,6 +113,7 @@ def run(
     metrics); 4 with permanent failures only. A shard is complete without metrics."""
     ctrl_c.install()
     check_log_format(log_format)
+    serve_metrics(metrics_port)
     try:
         part = Shard.parse(shard) if shard is not None else None
         cfg = load_config(config, {"protocol.seed": seed, "dataset.max_items": max_items, "dataset.root": data_root})
@@ -149,6 +168,7 @@ def race(
     progress: bool = typer.Option(True, help="show progress bars (off a terminal: progress lines)"),
     progress_every: float = ProgressEvery,
     log_format: str = LogFormat,
+    metrics_port: int | None = MetricsPort,
 ) -> None:
     """The arms race: round 0 trains the retrained detectors on the seen generators and evaluates every
     generator; each later round adds the most evasive generator to training, retrains, evaluates again.
@@ -159,7 +179,7 @@ def race(
     from voxarena.orchestrator.race.rounds import Race, RaceError, RaceIncomplete, load_race
 
     check_log_format(log_format)
-
+    serve_metrics(metrics_port)
     try:
         loaded = load_race(race_file)
         race_dir = out or Path("runs") / loaded.cfg.name

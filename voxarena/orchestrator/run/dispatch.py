@@ -18,6 +18,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 
 from voxarena.orchestrator import ctrl_c
 from voxarena.orchestrator.fleet.fleet import ServiceFleet
+from voxarena.orchestrator.run import run_metrics
 from voxarena.orchestrator.run.config import RunConfig
 from voxarena.orchestrator.run.plan import Plan
 from voxarena.orchestrator.run.progress_lines import ProgressLines
@@ -32,7 +33,8 @@ from voxarena.v1 import detector_pb2
 
 class RunProgress:
     """Three bars, generate / detect / measure, whose totals are the plan's expected counts; off a terminal,
-    a line every ``every`` seconds instead (``progress_lines``, failures by kind from ``failures``)."""
+    a line every ``every`` seconds instead (``progress_lines``, failures by kind from ``failures``); the same
+    numbers on the orchestrator's Prometheus metrics while it works (``run_metrics``)."""
 
     def __init__(
         self,
@@ -42,6 +44,7 @@ class RunProgress:
         every: float = 30.0,
         fmt: str = "text",
         failures: Callable[[], dict[str, int]] | None = None,
+        run_name: str = "",
     ) -> None:
         self.plan = plan
         lines = enabled and not console.is_terminal and every > 0
@@ -59,12 +62,14 @@ class RunProgress:
         self.measure = self.bars.add_task("measure", total=plan.n_measurements())
         self.stream = self.bars.add_task("stream", total=plan.n_streams()) if plan.streamed else None
         self.lines = ProgressLines(console, self.snapshot, failures or dict, every, fmt) if lines else None
+        self._watch = run_metrics.watching(run_name, self.snapshot, failures or dict)
 
     def snapshot(self) -> dict[str, tuple[int, int]]:
         """Stage -> (done, expected)."""
         return {t.description: (int(t.completed), int(t.total or 0)) for t in list(self.bars.tasks)}
 
     def __enter__(self) -> RunProgress:
+        self._watch.__enter__()
         self.bars.__enter__()
         if self.lines is not None:
             self.lines.start()
@@ -74,6 +79,7 @@ class RunProgress:
         if self.lines is not None:
             self.lines.stop()
         self.bars.__exit__(*exc)
+        self._watch.__exit__(*exc)
 
     def advance(self, bar: TaskID, n: int = 1) -> None:
         self.bars.advance(bar, n)

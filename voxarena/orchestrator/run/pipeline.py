@@ -233,7 +233,7 @@ class Arena:
         # The whole manifest: a clip's speaker reference may be an item of another shard.
         measure = Measure(store, self.fleet, cfg.scorer.metrics, plan.frozen.by_id())
         with RunProgress(
-            plan, self.console, self.show_progress, self.progress_every, self.log_format, self._failures
+            plan, self.console, self.show_progress, self.progress_every, self.log_format, self._failures, cfg.name
         ) as progress:
             stream = Stream(store, self.fleet, degrade, cfg.protocol.streaming) if cfg.protocol.streaming else None
             Dispatcher(

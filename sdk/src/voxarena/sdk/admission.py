@@ -46,6 +46,8 @@ class Admission:
         self._slots = threading.Semaphore(concurrency)
         self._lock = threading.Lock()
         self._waiting = 0
+        self._running = 0
+        self.rejected = 0  # calls refused RESOURCE_EXHAUSTED so far (the queue was full)
 
     @property
     def threads(self) -> int:
@@ -56,6 +58,11 @@ class Admission:
     def waiting(self) -> int:
         """Calls waiting for a slot now."""
         return self._waiting
+
+    @property
+    def running(self) -> int:
+        """Calls holding a slot now."""
+        return self._running
 
     def governs(self, method: str) -> bool:
         """Whether ``method`` (``/package.Service/Method``) is a work call that needs a slot."""
@@ -68,14 +75,19 @@ class Admission:
         when the client stops waiting first."""
         if not self._slots.acquire(blocking=False):
             self._wait(context)
+        with self._lock:
+            self._running += 1
         try:
             yield
         finally:
+            with self._lock:
+                self._running -= 1
             self._slots.release()
 
     def _wait(self, context: grpc.ServicerContext) -> None:
         with self._lock:
             if self._waiting >= self.max_queue:
+                self.rejected += 1
                 raise Busy(
                     f"busy: {self.concurrency} calls in flight and {self._waiting} waiting "
                     f"(concurrency {self.concurrency}, max_queue {self.max_queue}); try again later"

@@ -24,6 +24,8 @@ from .errors import ServiceError
 if TYPE_CHECKING:
     from voxarena.transport import Continuation, MethodHandler
 
+    from .metrics import ServiceMetrics
+
 log = logging.getLogger("voxarena.service")
 
 NO_REQUEST_ID = "-"
@@ -69,11 +71,12 @@ def error_prefix(request: Any, method: str) -> str:
 
 class CallLog:
     """Times one call and logs its ``call_log_line`` when it ends, with the status the call ended with
-    (the context's code; UNKNOWN for an exception grpc turns into one; CANCELLED for a stream the client
-    left)."""
+    left), and counts it in the server's Prometheus metrics when it has them."""
 
-    def __init__(self, method: str, request_id: str, context: grpc.ServicerContext) -> None:
-        self.method, self.request_id, self.context = method, request_id, context
+    def __init__(
+        self, method: str, request_id: str, context: grpc.ServicerContext, metrics: ServiceMetrics | None = None
+    ) -> None:
+        self.method, self.request_id, self.context, self.metrics = method, request_id, context, metrics
 
     def __enter__(self) -> CallLog:
         self._t0 = time.perf_counter()
@@ -82,6 +85,8 @@ class CallLog:
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None) -> None:
         ms = 1000 * (time.perf_counter() - self._t0)
         code = self._code(kind)
+        if self.metrics is not None:
+            self.metrics.observe_call(self.method, code, ms / 1000)
         # A healthy health check is the container runtime's probe every few seconds: DEBUG, not INFO.
         level = logging.DEBUG if code == "OK" and self.method.startswith(HEALTH_METHODS) else logging.INFO
         log.log(level, "%s", call_log_line(self.method, self.request_id, code, ms))
@@ -124,11 +129,17 @@ def tolerant_deserializer(deserialize: Callable[[bytes], Any] | None) -> Callabl
 class MappedCall:
     """One unary method behind the interceptor: parse check, admission, error mapping, the call's log line."""
 
-    def __init__(self, inner: Callable[[Any, grpc.ServicerContext], Any], method: str, admission: Admission | None):
-        self.inner, self.method, self.admission = inner, method, admission
+    def __init__(
+        self,
+        inner: Callable[[Any, grpc.ServicerContext], Any],
+        method: str,
+        admission: Admission | None,
+        metrics: ServiceMetrics | None = None,
+    ):
+        self.inner, self.method, self.admission, self.metrics = inner, method, admission, metrics
 
     def __call__(self, request: Any, context: grpc.ServicerContext) -> Any:
-        with CallLog(self.method, request_ids(request), context):
+        with CallLog(self.method, request_ids(request), context, self.metrics):
             if isinstance(request, UndecodableRequest):
                 context.abort(
                     grpc.StatusCode.INVALID_ARGUMENT, f"{self.method}: request does not parse: {request.reason}"
@@ -161,11 +172,12 @@ class MappedStream:
         inner: Callable[[Iterator[Any], grpc.ServicerContext], Iterator[Any]],
         method: str,
         admission: Admission | None,
+        metrics: ServiceMetrics | None = None,
     ) -> None:
-        self.inner, self.method, self.admission = inner, method, admission
+        self.inner, self.method, self.admission, self.metrics = inner, method, admission, metrics
 
     def __call__(self, requests: Iterator[Any], context: grpc.ServicerContext) -> Iterator[Any]:
-        with CallLog(self.method, NO_REQUEST_ID, context) as call_log:
+        with CallLog(self.method, NO_REQUEST_ID, context, self.metrics) as call_log:
             requests = _named(requests, call_log)
             try:
                 if self.admission is None:
@@ -196,11 +208,16 @@ def _named(requests: Iterator[Any], call_log: CallLog) -> Iterator[Any]:
 class LoggedStream:
     """A method that streams its responses (health Watch, reflection), logged when its stream ends."""
 
-    def __init__(self, inner: Callable[[Any, grpc.ServicerContext], Iterator[Any]], method: str) -> None:
-        self.inner, self.method = inner, method
+    def __init__(
+        self,
+        inner: Callable[[Any, grpc.ServicerContext], Iterator[Any]],
+        method: str,
+        metrics: ServiceMetrics | None = None,
+    ) -> None:
+        self.inner, self.method, self.metrics = inner, method, metrics
 
     def __call__(self, request: Any, context: grpc.ServicerContext) -> Iterator[Any]:
-        with CallLog(self.method, NO_REQUEST_ID, context):
+        with CallLog(self.method, NO_REQUEST_ID, context, self.metrics):
             yield from self.inner(request, context)
 
 
@@ -213,8 +230,8 @@ class ErrorMappingInterceptor(grpc.ServerInterceptor):  # type: ignore[misc]  # 
     (RESOURCE_EXHAUSTED when they and its wait queue are full; see voxarena.sdk.admission).
     """
 
-    def __init__(self, admission: Admission | None = None) -> None:
-        self.admission = admission
+    def __init__(self, admission: Admission | None = None, metrics: ServiceMetrics | None = None) -> None:
+        self.admission, self.metrics = admission, metrics
 
     def intercept_service(
         self, continuation: Continuation, handler_call_details: grpc.HandlerCallDetails
@@ -226,20 +243,20 @@ class ErrorMappingInterceptor(grpc.ServerInterceptor):  # type: ignore[misc]  # 
         admission = self.admission if self.admission and self.admission.governs(method) else None
         if handler.stream_stream is not None and admission is not None:
             return grpc.stream_stream_rpc_method_handler(
-                MappedStream(handler.stream_stream, method, admission),
+                MappedStream(handler.stream_stream, method, admission, self.metrics),
                 request_deserializer=tolerant_deserializer(handler.request_deserializer),
                 response_serializer=handler.response_serializer,
             )
         if handler.unary_unary is None:
-            return _logged_streaming(handler, method)
+            return _logged_streaming(handler, method, self.metrics)
         return grpc.unary_unary_rpc_method_handler(
-            MappedCall(handler.unary_unary, method, admission),
+            MappedCall(handler.unary_unary, method, admission, self.metrics),
             request_deserializer=tolerant_deserializer(handler.request_deserializer),
             response_serializer=handler.response_serializer,
         )
 
 
-def _logged_streaming(handler: MethodHandler, method: str) -> MethodHandler:
+def _logged_streaming(handler: MethodHandler, method: str, metrics: ServiceMetrics | None) -> MethodHandler:
     """``handler`` with its streamed responses logged at their end; a client-streaming call with one
     response (none is served today) is logged as it returns."""
     serializers = {
@@ -247,13 +264,15 @@ def _logged_streaming(handler: MethodHandler, method: str) -> MethodHandler:
         "response_serializer": handler.response_serializer,
     }
     if handler.unary_stream is not None:
-        return grpc.unary_stream_rpc_method_handler(LoggedStream(handler.unary_stream, method), **serializers)
+        return grpc.unary_stream_rpc_method_handler(LoggedStream(handler.unary_stream, method, metrics), **serializers)
     if handler.stream_stream is not None:
-        return grpc.stream_stream_rpc_method_handler(LoggedStream(handler.stream_stream, method), **serializers)
+        return grpc.stream_stream_rpc_method_handler(
+            LoggedStream(handler.stream_stream, method, metrics), **serializers
+        )
     inner = handler.stream_unary
 
     def logged(requests: Iterator[Any], context: grpc.ServicerContext) -> Any:
-        with CallLog(method, NO_REQUEST_ID, context):
+        with CallLog(method, NO_REQUEST_ID, context, metrics):
             return inner(requests, context)
 
     return grpc.stream_unary_rpc_method_handler(logged, **serializers)

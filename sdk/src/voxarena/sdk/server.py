@@ -38,6 +38,7 @@ from .interceptors import ErrorMappingInterceptor as ErrorMappingInterceptor
 from .interceptors import UndecodableRequest as UndecodableRequest
 from .interceptors import call_log_line as call_log_line
 from .interceptors import tolerant_deserializer as tolerant_deserializer
+from .metrics import ENV_METRICS_PORT, ServiceMetrics, metrics_port_argument
 from .model import DetectorModel, GeneratorModel, TransformModel, _ModelBase
 from .servicers import DEFAULT_MAX_MESSAGE_MB as DEFAULT_MAX_MESSAGE_MB
 from .servicers import RESPONSE_HEADROOM_BYTES as RESPONSE_HEADROOM_BYTES
@@ -61,6 +62,7 @@ class RunningServer:
     health: health.HealthServicer
     service_names: tuple[str, ...]
     admission: Admission | None = None
+    metrics: ServiceMetrics | None = None
 
     def set_serving(self, serving: bool) -> None:
         status = health_pb2.HealthCheckResponse.SERVING if serving else health_pb2.HealthCheckResponse.NOT_SERVING
@@ -96,6 +98,7 @@ def create_server(
     workers: int = DEFAULT_CONCURRENCY,
     security: ServerSecurity | None = None,
     max_queue: int = DEFAULT_MAX_QUEUE,
+    metrics: ServiceMetrics | None = None,
 ) -> RunningServer:
     """A started-later gRPC server with the given services plus health and reflection.
 
@@ -104,13 +107,14 @@ def create_server(
     ``max_queue`` more wait for a slot, and beyond that a call is RESOURCE_EXHAUSTED at once. The
     thread pool is larger, so health checks and GetInfo answer while every slot is busy.
     ``security``: TLS / mTLS credentials and a bearer token (voxarena.transport); plaintext without.
+    ``metrics``: the server's Prometheus metrics (voxarena.sdk.metrics), counted by the interceptor.
     """
     security = security or ServerSecurity()
     limit = int(max_message_mb * 1024 * 1024)
     admission = Admission(workers, max_queue, tuple(name for name, _ in registrations))
     server = grpc.server(
         futures.ThreadPoolExecutor(max_workers=admission.threads),
-        interceptors=[*security.interceptors(), ErrorMappingInterceptor(admission)],
+        interceptors=[*security.interceptors(), ErrorMappingInterceptor(admission, metrics)],
         options=[
             ("grpc.max_receive_message_length", limit),
             ("grpc.max_send_message_length", limit),
@@ -130,11 +134,26 @@ def create_server(
     port = server.add_secure_port(address, credentials) if credentials else server.add_insecure_port(address)
     if port == 0:
         raise OSError(f"could not bind {address}")
+    if metrics is not None:
+        metrics.watch(admission)
     running = RunningServer(
-        server=server, port=port, health=health_servicer, service_names=tuple(names), admission=admission
+        server=server,
+        port=port,
+        health=health_servicer,
+        service_names=tuple(names),
+        admission=admission,
+        metrics=metrics,
     )
     running.set_serving(False)
     return running
+
+
+def model_role(model: _ModelBase) -> str:
+    """generator, detector or transform."""
+    for cls, role in ((GeneratorModel, "generator"), (DetectorModel, "detector"), (TransformModel, "transform")):
+        if isinstance(model, cls):
+            return role
+    raise TypeError(f"{type(model).__name__} is not a GeneratorModel, DetectorModel or TransformModel")
 
 
 def create_model_server(model: _ModelBase, address: str = "[::]:0", **kwargs: Any) -> RunningServer:
@@ -188,6 +207,11 @@ def add_service_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"work calls waiting for a slot; more get RESOURCE_EXHAUSTED at once "
         f"(or ${ENV_MAX_QUEUE}; default {DEFAULT_MAX_QUEUE})",
     )
+    parser.add_argument(
+        "--metrics-port",
+        default=os.environ.get(ENV_METRICS_PORT, ""),
+        help=f"serve Prometheus metrics on http://HOST:PORT/metrics (or ${ENV_METRICS_PORT}; default off)",
+    )
     parser.add_argument("--log-level", default="INFO")
     parser.add_argument("--tls-cert", help=f"PEM certificate: serve TLS (or ${ENV_CERT})")
     parser.add_argument("--tls-key", help=f"PEM private key of --tls-cert (or ${ENV_KEY})")
@@ -208,6 +232,27 @@ def server_security(args: argparse.Namespace) -> ServerSecurity:
     except TransportConfigError as e:
         print(f"error: {e}", file=sys.stderr)
         raise SystemExit(2) from None
+
+
+def service_metrics(args: argparse.Namespace, host: str, name: str, role: str, version: str) -> ServiceMetrics | None:
+    """The Prometheus metrics ``--metrics-port`` asks for, served already; None when off; exits 2 on a bad port
+    or one that cannot be bound."""
+    try:
+        port = metrics_port_argument(args.metrics_port)
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        raise SystemExit(2) from None
+    if port is None:
+        return None
+    metrics = ServiceMetrics()
+    metrics.describe_service(name, role, version)
+    try:
+        bound = metrics.serve(port, "0.0.0.0" if host in ("[::]", "0.0.0.0", "") else host.strip("[]"))
+    except OSError as e:
+        print(f"error: cannot serve metrics on port {port}: {e}", file=sys.stderr)
+        raise SystemExit(2) from None
+    log.info("%s: Prometheus metrics on port %d (/metrics)", name, bound)
+    return metrics
 
 
 def run_until_signalled(running: RunningServer, load: Callable[[], None], name: str, grace: float = 5.0) -> None:
@@ -240,10 +285,14 @@ def run_until_signalled(running: RunningServer, load: Callable[[], None], name: 
         os._exit(1)
     if not stop_requested.is_set():
         running.set_serving(True)
+        if running.metrics is not None:
+            running.metrics.loaded(time.perf_counter() - t0)
         log.info("%s: SERVING on port %d (loaded in %.1f s)", name, running.port, time.perf_counter() - t0)
     while not stop_requested.wait(0.5):
         pass
     running.set_serving(False)
+    if running.metrics is not None:
+        running.metrics.ready.set(0)
     running.server.stop(grace).wait()
     log.info("%s: stopped", name)
     # Calls still computing after the grace period were cancelled for their clients; do not wait for
@@ -273,6 +322,7 @@ def serve(
     )
     model = model_factory(args) if add_arguments else model_factory()
     security = server_security(args)
+    metrics = service_metrics(args, args.host, model.name, model_role(model), model.version)
     running = create_model_server(
         model,
         f"{args.host}:{args.port}",
@@ -280,6 +330,7 @@ def serve(
         workers=args.workers,
         max_queue=args.max_queue,
         security=security,
+        metrics=metrics,
     )
     log.info("%s: transport %s", model.name, security.describe())
 
