@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Nightly regression job: bring the stack up, run the arena, compare with the pinned baseline,
-# keep the last N runs. Exit code: 0 pass, 1 regression (see regression.md in the run), 2 error.
+# Nightly regression job: bring the stack up, run the arena, compare with the pinned baseline, update the
+# leaderboard ($NIGHTLY_DIR/leaderboard/index.html), keep the last N runs. Exit code: 0 pass, 1 regression (see regression.md in the run), 2 error.
 #
 #   compose/nightly/nightly.sh [CONFIG]              (default configs/compose-smoke.yaml)
 #
@@ -58,6 +58,9 @@ else
   [ -n "${THRESHOLDS:-}" ] && args+=(--thresholds "$THRESHOLDS")
   orchestrator "${args[@]}" || rc=$?
 fi
+
+# The leaderboard over every kept night (runs of another protocol are listed apart): $NIGHTLY_DIR/leaderboard.
+orchestrator leaderboard "$NIGHTLY_DIR"/20*/ --out "$NIGHTLY_DIR/leaderboard" || echo "leaderboard not updated"
 
 # Keep the newest $KEEP dated runs.
 ls -1d "$NIGHTLY_DIR"/20*/ 2>/dev/null | sort | head -n -"$KEEP" | xargs -r rm -rf

@@ -1,5 +1,6 @@
 """The nightly job (local stack): the first night pins the baseline, the next compares and passes,
-a regressed night fails with a Markdown summary, and only the newest KEEP runs are kept."""
+a regressed night fails with a Markdown summary, only the newest KEEP runs are kept, and the leaderboard
+is rebuilt over the kept nights after each."""
 
 from __future__ import annotations
 
@@ -40,6 +41,8 @@ def test_nightly_pins_compares_and_prunes(tmp_path, speech_dir):
     assert first.returncode == 0 and "pinned" in first.stdout, first.stdout + first.stderr
     second = night(config, nightly)
     assert second.returncode == 0 and "regression check: PASS" in second.stdout, second.stdout + second.stderr
+    assert "2 runs in the series" in second.stdout
+    assert 'id="matrix"' in (nightly / "leaderboard" / "index.html").read_text()
     # A worse baseline-relative EER with a disjoint CI: pretend the baseline was much better.
     path = nightly / "baseline" / "metrics" / "detection_metrics.csv"
     with open(path, newline="") as f:

@@ -22,6 +22,7 @@ from voxarena.orchestrator.cli.runs import (
     compare_check,
     compare_timing_cmd,
     export_labels_cmd,
+    leaderboard,
     merge,
     report,
     status,
@@ -210,6 +211,7 @@ app.command("compare-check")(compare_check)
 app.command("compare-timing")(compare_timing_cmd)
 app.command()(report)
 app.command()(merge)
+app.command()(leaderboard)
 app.command("export-labels")(export_labels_cmd)
 app.add_typer(datasets_app, name="datasets")
 app.add_typer(metrics_app, name="metrics")

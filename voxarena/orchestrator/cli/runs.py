@@ -169,6 +169,29 @@ def report(
     console.print(f"wrote {html_path} and {json_path}")
 
 
+def leaderboard(
+    run_dirs: list[Path] = typer.Argument(..., help="run directories (e.g. runs/nightly/20*/)"),
+    out: Path = typer.Option(..., "--out", help="the site's directory (index.html, cells/)"),
+) -> None:
+    """A static leaderboard over many runs: the newest run's matrix with ranks (a cell not fully measured is not
+    ranked), each cell's history with the service changes and the changes the CIs confirm, each detector's
+    half-life; runs of another protocol are listed apart with the difference."""
+    from voxarena.orchestrator.report.leaderboard import LeaderboardError, build_leaderboard
+    from voxarena.orchestrator.report.leaderboard_site import write_site
+
+    try:
+        board = build_leaderboard(run_dirs)
+        index = write_site(board, out)
+    except LeaderboardError as e:
+        err.print(f"[red]error:[/red] {e}", highlight=False)
+        raise typer.Exit(1) from None
+    console.print(
+        f"wrote {index}: {len(board.series)} runs in the series, {len(board.apart)} listed apart",
+        highlight=False,
+        soft_wrap=True,
+    )
+
+
 def merge(
     shard_dirs: list[Path] = typer.Argument(..., help="the N shard directories (orchestrator run --shard K/N)"),
     out: Path = typer.Option(..., "--out", help="the merged run directory (new, or an earlier merge to redo)"),

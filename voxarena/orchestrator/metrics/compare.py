@@ -38,6 +38,17 @@ def _fingerprint(run_dir: Path) -> dict | None:
 
 
 def protocol_differences(run_a: Path, run_b: Path) -> list[str]:
+    """Why two runs are not the same measurement: ``design_differences`` and, of the services both ran, a
+    different model identity or image (``service_differences``)."""
+    return design_differences(run_a, run_b) + service_differences(
+        _record(run_a)["services"], _record(run_b)["services"]
+    )
+
+
+def design_differences(run_a: Path, run_b: Path) -> list[str]:
+    """Why two runs do not measure on the same protocol, whatever models they ran: manifest, run seed, tasks,
+    channel conditions, I2D protocol, scorer fingerprint. Runs without any are one series of a leaderboard, in
+    which a service's version or weights may change from run to run."""
     a, b = _record(run_a), _record(run_b)
     out = []
     if a["manifest"]["sha256"] != b["manifest"]["sha256"]:
@@ -67,7 +78,7 @@ def protocol_differences(run_a: Path, run_b: Path) -> list[str]:
         out.append(
             "scorer fingerprint differs: " + ", ".join(f"{k} ({fa.get(k)!r} vs {fb.get(k)!r})" for k in keys[:8])
         )
-    return out + service_differences(a["services"], b["services"])
+    return out
 
 
 def model_identity(info: dict) -> dict[str, Any]:

@@ -48,7 +48,7 @@ def html_table(rows: list[dict], columns: list[str], left: int = 1, table_id: st
     return "".join(out) + "</table>"
 
 
-def _heat_colour(eer: float) -> str:
+def heat_colour(eer: float) -> str:
     """Green when the detector wins (EER 0), red at chance (EER >= 0.5)."""
     if math.isnan(eer):
         return "#eee"
@@ -71,7 +71,7 @@ def eer_heatmap(rep: dict, condition: str = CLEAN, table_id: str = "eer-heatmap"
             seen = r.get("attack_seen_in_training") == "yes"
             ci = f"[{num(r.get('eer_ci_low'), 2)}, {num(r.get('eer_ci_high'), 2)}]"
             out.append(
-                f'<td class="c{" seen" if seen else ""}" style="background:{_heat_colour(eer)}" '
+                f'<td class="c{" seen" if seen else ""}" style="background:{heat_colour(eer)}" '
                 f'title="{esc(d)} vs {esc(g)}: EER {eer:.4f} {ci}, n={r["n_bonafide"]}+{r["n_spoof"]}">'
                 f"{'—' if math.isnan(eer) else f'{100 * eer:.1f}%'}</td>"
             )
@@ -122,7 +122,7 @@ def conditions_section(rep: dict) -> str:
             r = by.get((d, c))
             eer = as_float(r["eer"]) if r else math.nan
             out.append(
-                f'<td class="c" style="background:{_heat_colour(eer)}">'
+                f'<td class="c" style="background:{heat_colour(eer)}">'
                 f"{'—' if math.isnan(eer) else f'{100 * eer:.1f}%'}</td>"
             )
         out.append("</tr>")
@@ -184,7 +184,7 @@ def transfer_heatmap(rows: list[dict]) -> str:
                 f"(clean {num(r['eer_clean'])})"
             )
             out.append(
-                f'<td class="c{" seen" if d == target else ""}" style="background:{_heat_colour(share / 2)}" '
+                f'<td class="c{" seen" if d == target else ""}" style="background:{heat_colour(share / 2)}" '
                 f'title="{esc(title)}">{100 * share:.1f}%</td>'
             )
         out.append("</tr>")
