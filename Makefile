@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PROTOS := $(wildcard proto/voxarena/v1/*.proto)
 
-.PHONY: sdk lint docs certs generate generate-check setup setup-test system-deps convert-venv models setup-mbrola proto proto-check test test-fast demo train-detectors train-tracer base-image wheelhouse wheelhouse-torch images bench bench-generators bench-scorer bench-containers mutation clean
+.PHONY: sdk lint docs certs generate generate-check setup setup-test system-deps convert-venv models setup-mbrola proto proto-check test test-fast demo train-detectors train-tracer train-partial base-image wheelhouse wheelhouse-torch images bench bench-generators bench-scorer bench-containers mutation clean
 
 setup: system-deps $(VENV)/.installed models
 
@@ -133,6 +133,14 @@ train-detectors: setup-test
 train-tracer: setup-test
 	$(VENV)/bin/orchestrator run configs/train-tracer.yaml --out runs/train-tracer
 	$(PY) -m voxarena.services.detectors.source_tracer.train --data runs/train-tracer
+
+# Rebuilds frame-lcnn's committed weights: the training speakers transcribed by the scorer's Whisper (train-clean-100
+# has no transcripts here), the partial-fake data run (configs/train-partial.yaml; resumes), then its trainer.
+train-partial: setup-test
+	test -f runs/train-partial-items.jsonl || $(PY) -m voxarena.scorers.transcribe_corpus \
+	  --root $${VOXARENA_SPEECH:-../shared/data/speech}/LibriSpeech --subset train-clean-100 --out runs/train-partial-items.jsonl
+	$(VENV)/bin/orchestrator run configs/train-partial.yaml --out runs/train-partial
+	$(PY) -m voxarena.services.detectors.frame_lcnn.train --data runs/train-partial
 
 # voxarena-sdk alone (sdk/): the wheel a model vendor installs, build/sdk/voxarena_sdk-<version>-py3-none-any.whl
 # (examples/vendor-generator/README.md). Needs only a Python with pip: the venv's if there is one. Reproducible:

@@ -172,6 +172,8 @@ SERVICES: tuple[Service, ...] = (
         extra="whisper-frontend",
         trainer=TRAINING,
     ),
+    # Localises partial fakes (20 ms segment scores): trained by its own data run and trainer (`make train-partial`).
+    Service("frame-lcnn", "detector", "voxarena.services.detectors.frame_lcnn", "demo", extra="frame-lcnn"),
     # Source tracing (DetectorInfo.attribution): trained by its own data run and trainer (`make train-tracer`).
     Service("source-tracer", "detector", "voxarena.services.detectors.source_tracer", "demo", extra="source-tracer"),
     # Perth-Net watermark: the detector that looks for it (its embedder is a transform, below).

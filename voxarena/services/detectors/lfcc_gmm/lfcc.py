@@ -85,3 +85,35 @@ def with_deltas(ceps: np.ndarray, cfg: LfccConfig = LfccConfig()) -> np.ndarray:
 def lfcc(signal: np.ndarray, cfg: LfccConfig = LfccConfig()) -> np.ndarray:
     """(frames, 3*n_ceps) LFCC + delta + double delta of a float signal at ``cfg.sample_rate``."""
     return with_deltas(cepstra(signal, cfg), cfg)
+
+
+def frame_segments(
+    values: np.ndarray, n_segments: int, hop_seconds: float, cfg: LfccConfig = LfccConfig()
+) -> np.ndarray:
+    """Per-frame ``values`` as ``n_segments`` segment scores of ``hop_seconds``: the mean of the frames whose
+    centre falls in each segment; a segment no centre falls in (the clip's end) takes the nearest frame's.
+    Positions are counted in samples at the front end's rate, so a centre on a boundary is placed exactly."""
+    win, shift = frame_sizes(cfg)
+    width = int(round(hop_seconds * cfg.sample_rate))
+    centre_samples = np.arange(values.size) * shift + win // 2
+    which = np.minimum(centre_samples // width, n_segments - 1)
+    sums, counts = np.bincount(which, values, minlength=n_segments), np.bincount(which, minlength=n_segments)
+    out = np.empty(n_segments)
+    have = counts > 0
+    out[have] = sums[have] / counts[have]
+    segment_centres = (np.arange(n_segments) + 0.5) * hop_seconds
+    nearest = np.abs(segment_centres[~have, None] - centre_samples[None, :] / cfg.sample_rate).argmin(axis=1)
+    out[~have] = values[nearest]
+    return out
+
+
+def frame_truth(fake_spans: list[tuple[float, float]], n_frames: int, cfg: LfccConfig = LfccConfig()) -> np.ndarray:
+    """1 for each frame whose 10 ms cell around its centre holds no fake sample, 0 otherwise; ``fake_spans``
+    in seconds [start, end). The training target of frame-level detectors."""
+    win, shift = frame_sizes(cfg)
+    centres = (np.arange(n_frames) * shift + win // 2) / cfg.sample_rate
+    half = shift / cfg.sample_rate / 2
+    out = np.ones(n_frames, dtype=np.float32)
+    for start, end in fake_spans:
+        out[(centres + half > start) & (centres - half < end)] = 0.0
+    return out

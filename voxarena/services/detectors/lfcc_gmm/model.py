@@ -27,7 +27,7 @@ from voxarena.segments import segment_count
 from voxarena.services.detectors.trained import TrainedDetector, WeightsMismatch  # noqa: F401 (re-exported)
 
 from .gmm import DiagonalGmm
-from .lfcc import LfccConfig, lfcc
+from .lfcc import LfccConfig, frame_segments, lfcc
 from .stream import LfccGmmStream
 
 WEIGHTS_FILE = "lfcc_gmm.npz"
@@ -84,20 +84,5 @@ class LfccGmmModel(TrainedDetector):
         return [self.segments_of(c) for c in clips]
 
     def segments_of(self, clip: AudioClip) -> list[float]:
-        llr = self.frame_llrs(clip)
-        cfg, hop = self._cfg, self.segment_hop_seconds
-        n = segment_count(clip.samples.size, clip.sample_rate, hop)
-        # In samples at the front end's rate, so that a centre on a boundary (every other one) is exact.
-        rate = cfg.sample_rate
-        shift, win, width = (int(round(v * rate / 1000)) for v in (cfg.shift_ms, cfg.window_ms, hop * 1000))
-        centre_samples = np.arange(llr.size) * shift + win // 2
-        which = np.minimum(centre_samples // width, n - 1)
-        centres = centre_samples / rate
-        sums, counts = np.bincount(which, llr, minlength=n), np.bincount(which, minlength=n)
-        out = np.empty(n)
-        have = counts > 0
-        out[have] = sums[have] / counts[have]
-        segment_centres = (np.arange(n) + 0.5) * hop
-        nearest = np.abs(segment_centres[~have, None] - centres[None, :]).argmin(axis=1)
-        out[~have] = llr[nearest]
-        return out.tolist()
+        n = segment_count(clip.samples.size, clip.sample_rate, self.segment_hop_seconds)
+        return frame_segments(self.frame_llrs(clip), n, self.segment_hop_seconds, self._cfg).tolist()
