@@ -138,9 +138,10 @@ def _half_life(lb: Leaderboard) -> list[str]:
 
 
 def _runs(lb: Leaderboard) -> str:
-    rows, previous = [], None
+    rows: list[dict] = []
+    previous: RunEntry | None = None
     for run in lb.series:
-        changed = []
+        changed: list[str] = []
         if previous is not None:
             for name in sorted(set(run.record.get("services", {})) & set(previous.record.get("services", {}))):
                 changed += service_changes(previous, run, name)

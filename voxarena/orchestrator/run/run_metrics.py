@@ -27,7 +27,7 @@ _current: tuple[str, Snapshot, Failures] | None = None
 
 
 class _RunCollector:
-    def collect(self):
+    def collect(self) -> Iterator[GaugeMetricFamily]:
         with _lock:
             current = _current
         info = GaugeMetricFamily("voxarena_run_info", "The run being worked on", labels=["run"])

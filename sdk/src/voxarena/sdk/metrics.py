@@ -24,7 +24,8 @@ per-call line (``interceptors.CallLog``), so a scrape and the log always agree.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, Info, start_http_server
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
@@ -44,7 +45,7 @@ class _AdmissionCollector:
     def __init__(self, admission: Admission) -> None:
         self.admission = admission
 
-    def collect(self):
+    def collect(self) -> Iterator[GaugeMetricFamily | CounterMetricFamily]:
         a = self.admission
         yield GaugeMetricFamily("voxarena_calls_in_flight", "Work calls holding an admission slot", value=a.running)
         yield GaugeMetricFamily("voxarena_calls_queued", "Work calls waiting for an admission slot", value=a.waiting)
@@ -74,7 +75,7 @@ class ServiceMetrics:
         self._load = Gauge("voxarena_model_load_seconds", "Seconds the model took to load", registry=self.registry)
         self._load_set = False
         self._info = Info("voxarena_service", "What this service serves", registry=self.registry)
-        self._http = None
+        self._http: Any = None  # the HTTP server of serve()
 
     def describe_service(self, service: str, role: str, version: str) -> None:
         self._info.info({"service": service, "role": role, "version": version})

@@ -28,6 +28,7 @@ import shlex
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -105,7 +106,7 @@ def dev_record(net, dev: list[tuple[np.ndarray, np.ndarray]]) -> tuple[dict, lis
     return record, margins
 
 
-def fit(train: list, dev: list, seed: int, max_epochs: int, name: str) -> tuple[object, dict, list[np.ndarray]]:
+def fit(train: list, dev: list, seed: int, max_epochs: int, name: str) -> tuple[Any, dict, list[np.ndarray]]:
     import torch
 
     from voxarena.services.detectors.training.torch_loop import set_deterministic
@@ -120,7 +121,10 @@ def fit(train: list, dev: list, seed: int, max_epochs: int, name: str) -> tuple[
     bona = np.flatnonzero([t.min() == 1 for _, t in train])
     fakes = np.flatnonzero([t.min() == 0 for _, t in train])
     n = min(len(bona), len(fakes))
-    best, best_state, history, since = None, None, [], 0
+    best: float | None = None
+    best_state: dict[str, Any] = {}
+    history: list[dict] = []
+    since, best_epoch = 0, 0
     t0 = time.perf_counter()
     for epoch in range(1, max_epochs + 1):
         rng = np.random.default_rng([seed, epoch])
@@ -129,7 +133,7 @@ def fit(train: list, dev: list, seed: int, max_epochs: int, name: str) -> tuple[
         net.train()
         losses = []
         for i in range(0, len(order), BATCH):
-            pairs = [crop(*train[j], rng) for j in order[i : i + BATCH]]
+            pairs = [crop(train[j][0], train[j][1], rng) for j in order[i : i + BATCH]]
             x = torch.from_numpy(np.stack([p[0] for p in pairs]))
             y = torch.from_numpy(np.stack([p[1] for p in pairs]))
             out = net(x)
