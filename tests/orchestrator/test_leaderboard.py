@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from voxarena.orchestrator.report.leaderboard import build_leaderboard
+from voxarena.orchestrator.report.leaderboard import POOLED, Cell, Leaderboard, RunEntry, build_leaderboard, confirmed
 from voxarena.orchestrator.run.config import load_config
 from voxarena.orchestrator.run.pipeline import Arena
 
@@ -141,3 +141,29 @@ def test_nothing_to_rank_is_a_clear_error(tmp_path):
         timeout=120,
     )
     assert out.returncode == 1 and "not a run directory" in out.stderr
+
+
+def _cell(eer: float, low: float, high: float, n_spoof: int = 10) -> Cell:
+    return Cell(eer, low, high, n_spoof, 10, 20, 20, 0)
+
+
+def _entry(name: str, started: str, cells: dict, generators: list[str]) -> RunEntry:
+    entry = RunEntry(Path(name), name, started, {"services": {}}, generators, ["d"])
+    entry.cells = cells
+    return entry
+
+
+def test_a_change_is_confirmed_only_with_both_cells_measured_and_their_cis_apart():
+    a, b = _cell(0.10, 0.05, 0.15), _cell(0.30, 0.20, 0.40)
+    assert confirmed(a, b) and confirmed(b, a)
+    assert not confirmed(a, _cell(0.18, 0.14, 0.25))  # the intervals touch
+    assert not confirmed(a, _cell(0.30, 0.20, 0.40, n_spoof=9))  # one clip short: not measured, not confirmed
+    runs = [
+        _entry("n1", "2026-01-01", {("d", "g"): a, ("d", POOLED): a}, ["g"]),
+        _entry("n2", "2026-01-02", {("d", "g"): b, ("d", "h"): b, ("d", POOLED): b}, ["g", "h"]),
+    ]
+    board = Leaderboard(runs, [])
+    [_, second] = board.history("d", "g")
+    assert second["confirmed"]
+    [_, pooled] = board.history("d", POOLED)  # another pool of generators: never a confirmed change
+    assert not pooled["confirmed"] and pooled["changes"] == ["pooled over other generators: + h"]

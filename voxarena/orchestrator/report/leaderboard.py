@@ -16,7 +16,8 @@ as their run directories keep them (run.json, manifest, the clean rows of ``metr
   its cells are measured; a generator's (how hard it is) by its mean EER over the detectors, likewise.
 - **History.** Per cell, its EER with the 95% speaker-bootstrap CI in each run of the series, with what
   changed in the detector's or the generator's service since the previous run (``identity_changes``, image
-  id). A change is **confirmed** when both runs measured the cell and their CIs do not overlap.
+  id). A change is **confirmed** when both runs measured the cell and their CIs do not overlap (the pooled
+  row only between runs of the same generators: another pool is another measurement).
 - **Half-life.** Per detector, its EER in the newest run on each generator, placed at the date the
   generator joined the arena (its first run in the series).
 """
@@ -137,12 +138,27 @@ def confirmed(a: Cell, b: Cell) -> bool:
     return a.measured and b.measured and (a.high < b.low or b.high < a.low)
 
 
+def short(value: object) -> str:
+    """An identity value as a change line shows it: a hash's first 12 characters, a calibration's map."""
+    if isinstance(value, str) and value.startswith("{"):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            pass
+    if isinstance(value, dict) and "a" in value and "b" in value:
+        return f"a={float(value['a']):.3g}, b={float(value['b']):.3g}"
+    if isinstance(value, str) and len(value) == 64 and all(c in "0123456789abcdef" for c in value):
+        return value[:12]
+    return str(value)
+
+
 def service_changes(old: RunEntry, new: RunEntry, service: str) -> list[str]:
     """What changed in ``service`` from ``old`` to ``new``: model identity parts and the image id."""
     a, b = old.identity(service), new.identity(service)
     if not a or not b:
         return []
-    out = [f"{service} {key}: {was} -> {now}" for key, was, now in identity_changes(a["info"], b["info"])]
+    changes = identity_changes(a["info"], b["info"])
+    out = [f"{service} {key}: {short(was)} -> {short(now)}" for key, was, now in changes]
     ia, ib = (a.get("image") or {}).get("id"), (b.get("image") or {}).get("id")
     if ia and ib and ia != ib:
         out.append(f"{service} image: {ia[:19]} -> {ib[:19]}")
@@ -199,7 +215,17 @@ class Leaderboard:
             is_confirmed = False
             if previous is not None:
                 changes = service_changes(previous, run, detector) + service_changes(previous, run, generator)
-                is_confirmed = confirmed(previous.cells[(detector, generator)], cell)
+                if generator == POOLED and previous.generators != run.generators:
+                    # another pool of generators: not the same measurement, so never a confirmed change
+                    joined = sorted(set(run.generators) - set(previous.generators))
+                    left = sorted(set(previous.generators) - set(run.generators))
+                    changes.append(
+                        "pooled over other generators"
+                        + (f": + {', '.join(joined)}" if joined else "")
+                        + (f"; - {', '.join(left)}" if left else "")
+                    )
+                else:
+                    is_confirmed = confirmed(previous.cells[(detector, generator)], cell)
             out.append({"run": run, "cell": cell, "changes": changes, "confirmed": is_confirmed})
             previous = run
         return out

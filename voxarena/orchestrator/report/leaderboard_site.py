@@ -89,14 +89,14 @@ def _changes(lb: Leaderboard) -> str:
                             "CIs apart": "confirmed" if h["confirmed"] else "no",
                         }
                     )
-    return html_table(rows, ["run", "cell", "EER % [CI]", "changed", "CIs apart"], table_id="changes")
+    return html_table(rows, ["run", "cell", "EER % [CI]", "changed", "CIs apart"], left=4, table_id="changes")
 
 
 def _svg_points(points: list[tuple[str, float, float, float]], title: str, svg_id: str) -> str:
     """Labelled points with CI bars: (x label, EER, low, high), x in the given order; y from 0 to 60 %. A label
     may have two lines."""
-    w, h, left, bottom, top = 640, 240, 44, 40, 16
     n = max(len(points), 1)
+    w, h, left, bottom, top = max(640, 44 + 120 * n), 240, 44, 40, 16
     xs = [left + (k + 0.5) * (w - left - 10) / n for k in range(n)]
 
     def y(v: float) -> float:
@@ -128,11 +128,12 @@ def _half_life(lb: Leaderboard) -> list[str]:
     order = sorted(latest.generators, key=lambda g: (joined[g], g))
     out = [
         "<h2 id='half-life'>Detector half-life</h2><p class='small'>Each detector's EER in the newest run on each "
-        "generator, generators in the order they joined the arena (the date of their first run here).</p>"
+        "generator, generators in the order they joined the arena (under each, the UTC date and time of its "
+        "first run here).</p>"
     ]
     for d in latest.detectors:
         cells = [(g, latest.cells[(d, g)]) for g in order]
-        points = [(f"{g}\njoined {joined[g][:16].replace('T', ' ')}", c.eer, c.low, c.high) for g, c in cells]
+        points = [(f"{g}\n{joined[g][5:16].replace('T', ' ')}", c.eer, c.low, c.high) for g, c in cells]
         out.append(_svg_points(points, d, f"half-life-{d}"))
     return out
 
