@@ -167,3 +167,13 @@ def test_a_change_is_confirmed_only_with_both_cells_measured_and_their_cis_apart
     assert second["confirmed"]
     [_, pooled] = board.history("d", POOLED)  # another pool of generators: never a confirmed change
     assert not pooled["confirmed"] and pooled["changes"] == ["pooled over other generators: + h"]
+
+
+def test_a_service_asked_for_other_parameters_is_a_change():
+    old = _entry("n1", "2026-01-01", {("d", "g"): _cell(0.1, 0.05, 0.15)}, ["g"])
+    new = _entry("n2", "2026-01-02", {("d", "g"): _cell(0.1, 0.05, 0.15)}, ["g"])
+    old.record["config"] = {"generators": {"g": {"parameters": {"noise_scale": "0"}, "voice": ""}}}
+    new.record["config"] = {"generators": {"g": {"parameters": {"noise_scale": "0.667"}, "voice": ""}}}
+    old.record["services"] = new.record["services"] = {"g": {"info": {"model": {"name": "g", "version": "1"}}}}
+    [_, second] = Leaderboard([old, new], []).history("d", "g")
+    assert second["changes"] == ["g parameters: {'noise_scale': '0'} -> {'noise_scale': '0.667'}"]

@@ -16,8 +16,9 @@ as their run directories keep them (run.json, manifest, the clean rows of ``metr
   its cells are measured; a generator's (how hard it is) by its mean EER over the detectors, likewise.
 - **History.** Per cell, its EER with the 95% speaker-bootstrap CI in each run of the series, with what
   changed in the detector's or the generator's service since the previous run (``identity_changes``, image
-  id). A change is **confirmed** when both runs measured the cell and their CIs do not overlap (the pooled
-  row only between runs of the same generators: another pool is another measurement).
+  id, and the run config's ``parameters``, ``voice`` and ``watermark`` of it). A change is **confirmed** when
+  both runs measured the cell and their CIs do not overlap (the pooled row only between runs of the same
+  generators: another pool is another measurement).
 - **Half-life.** Per detector, its EER in the newest run on each generator, placed at the date the
   generator joined the arena (its first run in the series).
 """
@@ -37,6 +38,7 @@ from voxarena.orchestrator.run.plan import Plan
 from voxarena.orchestrator.store.run_store import CLEAN
 
 POOLED = "pooled"
+CONFIG_KEYS = ("parameters", "voice", "watermark")  # a service's config entries that change what it makes
 
 
 class LeaderboardError(ValueError):
@@ -87,6 +89,11 @@ class RunEntry:
 
     def identity(self, service: str) -> dict:
         return self.record.get("services", {}).get(service, {})
+
+    def service_config(self, service: str) -> dict:
+        """The run config's entry of ``service`` (generators or detectors)."""
+        cfg = self.record.get("config", {})
+        return cfg.get("generators", {}).get(service) or cfg.get("detectors", {}).get(service) or {}
 
 
 def _detection_rows(path: Path) -> list[dict]:
@@ -159,6 +166,10 @@ def service_changes(old: RunEntry, new: RunEntry, service: str) -> list[str]:
         return []
     changes = identity_changes(a["info"], b["info"])
     out = [f"{service} {key}: {short(was)} -> {short(now)}" for key, was, now in changes]
+    for key in CONFIG_KEYS:  # what the run asked of it: another voice or parameters is another system
+        was, now = old.service_config(service).get(key), new.service_config(service).get(key)
+        if was != now:
+            out.append(f"{service} {key}: {was} -> {now}")
     ia, ib = (a.get("image") or {}).get("id"), (b.get("image") or {}).get("id")
     if ia and ib and ia != ib:
         out.append(f"{service} image: {ia[:19]} -> {ib[:19]}")
