@@ -225,7 +225,9 @@ class Leaderboard:
             changes: list[str] = []
             is_confirmed = False
             if previous is not None:
-                changes = service_changes(previous, run, detector) + service_changes(previous, run, generator)
+                makers = run.generators if generator == POOLED else [generator]  # the pool: all of them
+                changes = service_changes(previous, run, detector)
+                changes += [c for g in makers for c in service_changes(previous, run, g)]
                 if generator == POOLED and previous.generators != run.generators:
                     # another pool of generators: not the same measurement, so never a confirmed change
                     joined = sorted(set(run.generators) - set(previous.generators))
