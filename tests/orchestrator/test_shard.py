@@ -357,3 +357,15 @@ def test_assignment_is_by_item_id_alone():
     import hashlib
 
     assert Shard(int(hashlib.sha256(b"item-0").hexdigest(), 16) % 2, 2).owns("item-0")
+
+
+def test_a_merge_off_a_terminal_prints_its_progress(runs, tmp_path):
+    merged = CliRunner().invoke(
+        app,
+        ["merge", *map(str, runs[2]), "--out", str(tmp_path / "m"), "--progress-every", "0.05", "--log-format", "json"],
+    )
+    assert merged.exit_code == 0, merged.output
+    events = [json.loads(line) for line in merged.output.splitlines() if line.startswith('{"elapsed')]
+    assert events and events[-1]["stages"]["shards"] == {"done": 2, "total": 2}
+    rows = events[-1]["stages"]["rows"]
+    assert rows["done"] == rows["total"] > 0 and events[-1]["stages"]["metrics"] == {"done": 1, "total": 1}

@@ -16,7 +16,7 @@ import typer
 from voxarena.orchestrator import ctrl_c
 from voxarena.orchestrator.cli.datasets import datasets_app
 from voxarena.orchestrator.cli.offline import composite_app, metrics_app
-from voxarena.orchestrator.cli.output import console, err, fail
+from voxarena.orchestrator.cli.output import LogFormat, ProgressEvery, check_log_format, console, err, fail
 from voxarena.orchestrator.cli.runs import (
     compare,
     compare_check,
@@ -34,7 +34,6 @@ from voxarena.orchestrator.run import run_metrics
 from voxarena.orchestrator.run.config import ConfigError, load_config
 from voxarena.orchestrator.run.manifest import DatasetError
 from voxarena.orchestrator.run.pipeline import Arena, RunError
-from voxarena.orchestrator.run.progress_lines import FORMATS
 from voxarena.orchestrator.run.shard import Shard, ShardError
 from voxarena.orchestrator.run.status import run_status
 from voxarena.orchestrator.store.outcome import EXIT_RETRY
@@ -50,8 +49,6 @@ app = typer.Typer(
 
 
 # Off a terminal (a log file, CI, a Kubernetes Job) runs print progress lines instead of bars (run/progress_lines.py).
-ProgressEvery = typer.Option(30.0, help="off a terminal: seconds between progress lines (0: none)")
-LogFormat = typer.Option("text", help="progress lines as text or json (one object per line)")
 MetricsPort = typer.Option(
     None,
     envvar="VOXARENA_METRICS_PORT",
@@ -68,12 +65,6 @@ def serve_metrics(port: int | None) -> None:
         err.print(f"[red]error:[/red] cannot serve metrics on port {port}: {e}", highlight=False)
         raise typer.Exit(2) from None
     err.print(f"Prometheus metrics on port {bound} (/metrics)", highlight=False)
-
-
-def check_log_format(log_format: str) -> None:
-    if log_format not in FORMATS:
-        err.print(f"[red]error:[/red] --log-format {log_format!r}: choose one of {', '.join(FORMATS)}")
-        raise typer.Exit(2)
 
 
 @app.callback()

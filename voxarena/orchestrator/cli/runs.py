@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from voxarena.orchestrator.cli.output import console, err, fail, print_json
+from voxarena.orchestrator.cli.output import LogFormat, ProgressEvery, console, err, fail, print_json
 from voxarena.orchestrator.cli.triage import PLATFORM_HELP, print_failed
 
 BaselineRun = Annotated[Path, typer.Argument(help="baseline run")]
@@ -201,6 +201,8 @@ def merge(
     allow_incomplete: bool = typer.Option(
         False, help="merge shards with failed or pending rows as they are (the merged run is then incomplete)"
     ),
+    progress_every: float = ProgressEvery,
+    log_format: str = LogFormat,
 ) -> None:
     """Merge the shards of a sharded run into one run directory and compute its metrics once, over the union.
 
@@ -210,20 +212,32 @@ def merge(
     from voxarena.orchestrator.errors import RunError
     from voxarena.orchestrator.fleet.clients import ServiceStartError
     from voxarena.orchestrator.metrics.scorer_client import MetricsInterrupted
+    from voxarena.orchestrator.run.merge import MergeSteps
     from voxarena.orchestrator.run.merge import merge as merge_shards
+    from voxarena.orchestrator.run.progress_lines import FORMATS, ProgressLines
     from voxarena.orchestrator.run.shard import ShardError
     from voxarena.orchestrator.run.status import run_status
     from voxarena.orchestrator.store.outcome import EXIT_RETRY
     from voxarena.orchestrator.store.summary import print_summary
 
+    if log_format not in FORMATS:
+        err.print(f"[red]error:[/red] --log-format {log_format!r}: choose one of {', '.join(FORMATS)}")
+        raise typer.Exit(2)
+    steps = MergeSteps()
+    lines = None
+    if not err.is_terminal and progress_every > 0:  # a log file, a CI job: a line every progress_every seconds
+        lines = ProgressLines(err, steps.snapshot, dict, progress_every, log_format).start()
     try:
-        record = merge_shards(shard_dirs, out, stack, allow_incomplete)
+        record = merge_shards(shard_dirs, out, stack, allow_incomplete, steps)
     except MetricsInterrupted as e:  # the merged rows are kept: merging again computes the metrics
         err.print(f"[red]error:[/red] {e}", highlight=False, soft_wrap=True)
         raise typer.Exit(EXIT_RETRY) from None
     except (ShardError, RunError, ServiceStartError) as e:
         err.print(f"[red]error:[/red] cannot merge: {e}", highlight=False, soft_wrap=True)
         raise typer.Exit(2) from None
+    finally:
+        if lines is not None:
+            lines.stop()
     print_summary(out, console)
     console.print(
         f"merged {len(record['merged_from'])} shards into {out}  "

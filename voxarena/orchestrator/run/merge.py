@@ -236,14 +236,33 @@ def _prepare_out(out: Path) -> None:
             raise ShardError(f"--out {out}: exists and is not an earlier merge; merge into a new directory")
 
 
-def merge(dirs: list[Path], out: Path, stack: str = "local", allow_incomplete: bool = False) -> dict:
-    """Check the shards, write the merged run directory, fuse and compute the metrics once; returns run.json."""
+class MergeSteps:
+    """Where a merge is, as progress lines show it (stage -> (done, total)): shards read, rows written, metrics."""
+
+    def __init__(self) -> None:
+        self.state: dict[str, tuple[int, int]] = {"shards": (0, 0), "rows": (0, 0), "metrics": (0, 1)}
+
+    def snapshot(self) -> dict[str, tuple[int, int]]:
+        return dict(self.state)
+
+
+def merge(
+    dirs: list[Path], out: Path, stack: str = "local", allow_incomplete: bool = False, steps: MergeSteps | None = None
+) -> dict:
+    """Check the shards, write the merged run directory, fuse and compute the metrics once; returns run.json.
+    ``steps`` follows the work (``orchestrator merge``'s progress lines)."""
     if not dirs:
         raise ShardError("no shard directories given")
-    shards = [ShardDir.read(d) for d in dirs]
+    steps = steps or MergeSteps()
+    shards = []
+    for d in dirs:
+        shards.append(ShardDir.read(d))
+        steps.state["shards"] = (len(shards), len(dirs))
     check_shards(shards, allow_incomplete)
     manifest = ManifestSet.from_file(shards[0].path / "manifest.jsonl")
     union = union_rows(shards, manifest, allow_incomplete)
+    n_rows = sum(len(rows) for rows in union.values())
+    steps.state["rows"] = (0, n_rows)
     try:
         cfg = RunConfig.model_validate(shards[0].record["config"])
     except ValidationError as e:
@@ -257,6 +276,7 @@ def merge(dirs: list[Path], out: Path, stack: str = "local", allow_incomplete: b
         tmp = out / f"{t}.jsonl.tmp"
         tmp.write_bytes(b"".join(union[t][i] for i in sorted(union[t])))
         tmp.replace(out / f"{t}.jsonl")
+    steps.state["rows"] = (n_rows, n_rows)
     store = RunStore(out)  # reads the tables just written
     record = merged_record(shards, started)
     store.write_json(record)
@@ -271,6 +291,7 @@ def merge(dirs: list[Path], out: Path, stack: str = "local", allow_incomplete: b
         infos = {**_recorded_infos(record), "scorer": fleet.scorer.info}
         calibration = recorded_calibration_items(record, manifest)
         across_items(store, cfg, plan, infos, fleet.scorer.client, calibration, record)
+        steps.state["metrics"] = (1, 1)
     finally:
         cpu = fleet.stop()
     record["ended_at"] = now_utc()
