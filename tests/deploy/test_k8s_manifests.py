@@ -376,7 +376,7 @@ def test_the_nightly_cronjob_runs_nightly_sh_against_the_running_services(tmp_pa
     for call in runs:
         assert call[2:4] == [container["args"][0], "--out"] and call[4].startswith(env["NIGHTLY_DIR"] + "/")
         assert call[-2:] == ["--stack", "compose"]  # services by name, as the compose stack's
-    assert [c[1] for c in calls] == ["run", "status", "run", "status", "compare"]
+    assert [c[1] for c in calls] == ["run", "status", "leaderboard", "run", "status", "compare", "leaderboard"]
     assert (Path(cwd) / env["NIGHTLY_DIR"] / "baseline").is_dir()
 
 

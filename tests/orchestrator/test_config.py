@@ -65,7 +65,9 @@ def test_overrides_and_env(tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize(
-    "path", sorted((Path(__file__).resolve().parents[2] / "configs").glob("*.yaml")), ids=lambda p: p.name
+    "path",
+    sorted((Path(__file__).resolve().parents[2] / "configs").glob("**/*.yaml")),
+    ids=lambda p: f"{p.parent.name}/{p.name}",
 )
 def test_every_shipped_config_is_valid(path):
     import yaml

@@ -27,6 +27,7 @@ PROVIDED_BY = {
     "numpy": "numpy",
     "soundfile": "soundfile",
     "soxr": "soxr",
+    "prometheus_client": "prometheus-client",
 }
 
 
