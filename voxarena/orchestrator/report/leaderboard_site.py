@@ -82,13 +82,14 @@ def _changes(lb: Leaderboard) -> str:
                 if h["changes"] or h["confirmed"]:
                     rows.append(
                         {
-                            "run": h["run"].name + " " + h["run"].started[:19],
+                            "run": f"{h['run'].path.name} ({h['run'].started[:16].replace('T', ' ')})",
                             "cell": f"{d} x {g}",
                             "EER % [CI]": cell_text(h["cell"]),
                             "changed": "; ".join(h["changes"]) or "nothing in these services",
                             "CIs apart": "confirmed" if h["confirmed"] else "no",
                         }
                     )
+    rows.sort(key=lambda r: r["CIs apart"] != "confirmed")  # the confirmed ones first, each group in run order
     return html_table(rows, ["run", "cell", "EER % [CI]", "changed", "CIs apart"], left=4, table_id="changes")
 
 
@@ -149,8 +150,8 @@ def _runs(lb: Leaderboard) -> str:
         rows.append(
             {
                 "started": run.started[:19],
-                "run": run.name,
-                "directory": str(run.path),
+                "run": run.path.name,
+                "config name": run.name,
                 "generators": len(run.generators),
                 "detectors": len(run.detectors),
                 "changed since the run before": "; ".join(changed) or "—",
