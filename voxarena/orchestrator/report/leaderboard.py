@@ -190,28 +190,27 @@ class Leaderboard:
         cells = {d: latest.cells[(d, generator)] for d in latest.detectors}
         return ranks({d: c.eer for d, c in cells.items() if c.measured})
 
-    def detector_ranks(self) -> tuple[dict[str, int], dict[str, float], dict[str, str]]:
-        """(rank, mean EER) of the detectors whose every cell is measured; why the others are not ranked."""
-        latest, means, refused = self.latest, {}, {}
-        for d in latest.detectors:
-            cells = [latest.cells[(d, g)] for g in latest.generators]
+    def _means(self, rows: dict[str, list[Cell]]) -> tuple[dict[str, float], dict[str, str]]:
+        """Mean EER of each row whose every cell is measured; why the others are not ranked."""
+        means, refused = {}, {}
+        for name, cells in rows.items():
             missing = sum(not c.measured for c in cells)
             if missing:
-                refused[d] = f"not ranked: {missing} of {len(cells)} cells not fully measured"
+                refused[name] = f"not ranked: {missing} of {len(cells)} cells not fully measured"
             else:
-                means[d] = sum(c.eer for c in cells) / len(cells)
+                means[name] = sum(c.eer for c in cells) / len(cells)
+        return means, refused
+
+    def detector_ranks(self) -> tuple[dict[str, int], dict[str, float], dict[str, str]]:
+        """(rank, mean EER) of the detectors whose every cell is measured, lowest first; why the others are not."""
+        latest = self.latest
+        means, refused = self._means({d: [latest.cells[(d, g)] for g in latest.generators] for d in latest.detectors})
         return ranks(means), means, refused
 
     def generator_ranks(self) -> tuple[dict[str, int], dict[str, float], dict[str, str]]:
         """Generators by mean EER over the detectors, hardest (highest) first; refused when a cell is missing."""
-        latest, means, refused = self.latest, {}, {}
-        for g in latest.generators:
-            cells = [latest.cells[(d, g)] for d in latest.detectors]
-            missing = sum(not c.measured for c in cells)
-            if missing:
-                refused[g] = f"not ranked: {missing} of {len(cells)} cells not fully measured"
-            else:
-                means[g] = sum(c.eer for c in cells) / len(cells)
+        latest = self.latest
+        means, refused = self._means({g: [latest.cells[(d, g)] for d in latest.detectors] for g in latest.generators})
         return ranks({g: -m for g, m in means.items()}), means, refused
 
     def history(self, detector: str, generator: str) -> list[dict]:
