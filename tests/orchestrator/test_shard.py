@@ -282,16 +282,24 @@ def test_an_incomplete_shard_is_refused_with_its_counts(runs, tmp_path):
 def test_allow_incomplete_merges_what_there_is_into_an_incomplete_run(runs, tmp_path):
     cut = tmp_path / "cut"
     shutil.copytree(runs[2][1], cut)
+    # Three rows of one member: the order of the file is the order calls ended, so its last lines may
+    # hold both members' rows of one clip, whose fused row is then pending too (nothing to fuse).
     lines = (cut / "detections.jsonl").read_text().splitlines(keepends=True)
-    (cut / "detections.jsonl").write_text("".join(lines[:-3]))
+    dropped = [i for i, line in enumerate(lines) if json.loads(line)["detector"] == "dummy-detector"][-3:]
+    (cut / "detections.jsonl").write_text("".join(line for i, line in enumerate(lines) if i not in dropped))
     merge([runs[2][0], cut], tmp_path / "m", allow_incomplete=True)
     st = run_status(tmp_path / "m")
     assert st["outcome"]["exit_code"] == 3 and st["outcome"]["pending"] == 3 and st["metrics_written"]
-    # a fused row whose member's row is missing is a failed fused row, as in any run
     assert (
         st["outcome"]["summary"].startswith("incomplete: ")
         and "3 pending: rerun `orchestrator run`" in (st["outcome"]["summary"])
     )
+    # a fused row whose member's row is missing is a failed fused row, as in any run
+    failed = [r for r in st["coverage"] if r["failed"]]
+    assert all(r["service"].startswith("fused") for r in failed) and sum(r["failed"] for r in failed) == 3
+    assert all(
+        reason == "member dummy-detector has no row for it" for r in failed for reason in r["failure_reasons"]
+    ), failed
 
 
 def test_a_row_of_another_shard_is_refused(runs, tmp_path):
