@@ -48,20 +48,22 @@ class WeightsMismatch(RuntimeError):
     """The weights on disk are not the ones the metadata describes."""
 
 
-def read_verified_metadata(directory: Path, detector: str, files: tuple[str, ...]) -> dict:
-    """The metadata of ``directory`` after checking every file in ``files`` against its recorded sha256."""
+def read_verified_metadata(
+    directory: Path, detector: str, files: tuple[str, ...], role: str = "detector", train_with: str = ""
+) -> dict:
+    """The metadata of ``directory`` after checking every file in ``files`` against its recorded sha256.
+    ``role``: the metadata key that names the model (a generator trained here records "generator");
+    ``train_with``: the command that makes the weights, for the error when they are missing."""
     meta_path = directory / METADATA_FILE
     missing = [name for name in (METADATA_FILE, *files) if not (directory / name).exists()]
     if missing:
         raise FileNotFoundError(
             f"{detector}: no weights in {directory} (missing {', '.join(missing)}); "
-            f"train them with `make train-detectors DETECTORS={detector}`"
+            f"train them with `{train_with or f'make train-detectors DETECTORS={detector}'}`"
         )
     meta = json.loads(meta_path.read_text())
-    if meta.get("detector") != detector:
-        raise WeightsMismatch(
-            f"{meta_path}: weights are for {meta.get('detector')!r}, not {detector!r}; refusing to start"
-        )
+    if meta.get(role) != detector:
+        raise WeightsMismatch(f"{meta_path}: weights are for {meta.get(role)!r}, not {detector!r}; refusing to start")
     recorded = meta.get("files", {})
     for name in files:
         actual = sha256_file(directory / name)

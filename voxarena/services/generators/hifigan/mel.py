@@ -32,12 +32,12 @@ MAG_EPS = 1e-9  # added to |X|^2 before the square root
 LOG_CLAMP = 1e-5  # mel energies below this are clamped before the log
 
 
-@functools.lru_cache(maxsize=1)
-def mel_basis() -> np.ndarray:
+@functools.lru_cache(maxsize=4)
+def mel_basis(sample_rate: int = SAMPLE_RATE) -> np.ndarray:
     """(80, 513) float32, exactly ``librosa.filters.mel`` as meldataset.py calls it (Slaney, not HTK)."""
     from librosa.filters import mel
 
-    return mel(sr=SAMPLE_RATE, n_fft=N_FFT, n_mels=N_MELS, fmin=FMIN, fmax=FMAX).astype(np.float32)
+    return mel(sr=sample_rate, n_fft=N_FFT, n_mels=N_MELS, fmin=FMIN, fmax=FMAX).astype(np.float32)
 
 
 @functools.lru_cache(maxsize=1)
@@ -52,8 +52,9 @@ def frame_count(n_samples: int) -> int:
     return (n_samples + 2 * ((N_FFT - HOP) // 2) - N_FFT) // HOP + 1
 
 
-def log_mel(y: np.ndarray) -> np.ndarray:
-    """(80, frames) float32 log-mel of a mono float signal at 22050 Hz, as HiFi-GAN was trained on."""
+def log_mel(y: np.ndarray, sample_rate: int = SAMPLE_RATE) -> np.ndarray:
+    """(80, frames) float32 log-mel of a mono float signal at 22050 Hz, as HiFi-GAN was trained on (at
+    ``sample_rate`` otherwise: the same analysis, its mel bands up to 8 kHz at that rate; diffwave-small's)."""
     y = np.asarray(y, dtype=np.float64)
     if y.ndim != 1:
         raise ValueError(f"log_mel expects a mono signal, got shape {y.shape}")
@@ -65,5 +66,5 @@ def log_mel(y: np.ndarray) -> np.ndarray:
     frames = np.lib.stride_tricks.sliding_window_view(padded, N_FFT)[::HOP][:n_frames]
     spectrum = np.fft.rfft(frames * _window(), n=N_FFT, axis=1)  # (frames, 513)
     magnitude = np.sqrt(spectrum.real**2 + spectrum.imag**2 + MAG_EPS)
-    mel = mel_basis().astype(np.float64) @ magnitude.T  # (80, frames)
+    mel = mel_basis(sample_rate).astype(np.float64) @ magnitude.T  # (80, frames)
     return np.log(np.maximum(mel, LOG_CLAMP)).astype(np.float32)
