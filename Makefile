@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PROTOS := $(wildcard proto/voxarena/v1/*.proto)
 
-.PHONY: sdk lint docs certs generate generate-check setup setup-test system-deps convert-venv models setup-mbrola proto proto-check test test-fast demo train-detectors train-tracer train-partial base-image wheelhouse wheelhouse-torch images bench bench-generators bench-scorer bench-containers mutation clean
+.PHONY: sdk lint docs certs generate generate-check setup setup-test system-deps convert-venv models setup-mbrola proto proto-check test test-fast demo train-detectors train-tracer train-partial train-generators base-image wheelhouse wheelhouse-torch images bench bench-generators bench-scorer bench-containers mutation clean
 
 setup: system-deps $(VENV)/.installed models
 
@@ -133,6 +133,16 @@ train-detectors: setup-test
 train-tracer: setup-test
 	$(VENV)/bin/orchestrator run configs/train-tracer.yaml --out runs/train-tracer
 	$(PY) -m voxarena.services.detectors.source_tracer.train --data runs/train-tracer
+
+# Rebuilds the committed weights of the generators trained here (diffwave-small, codec-rvq) from the training
+# speakers (LibriSpeech train-clean-100); `make train-generators GENERATORS=codec-rvq` for one. Each takes
+# about 40-60 minutes on one core (their READMEs state the measured time); both run side by side.
+GENERATORS ?= diffwave-small codec-rvq
+CORPUS ?= $${VOXARENA_SPEECH:-../shared/data/speech}/LibriSpeech/train-clean-100
+train-generators: setup-test
+	pids=""; for g in $(GENERATORS); do \
+	  $(PY) -m voxarena.services.generators.$$(echo $$g | tr - _).train --corpus $(CORPUS) & pids="$$pids $$!"; done; \
+	for p in $$pids; do wait $$p || exit 1; done
 
 # Rebuilds frame-lcnn's committed weights: the training speakers transcribed by the scorer's Whisper (train-clean-100
 # has no transcripts here), the partial-fake data run (configs/train-partial.yaml; resumes), then its trainer.

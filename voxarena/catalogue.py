@@ -149,6 +149,11 @@ SERVICES: tuple[Service, ...] = (
         converted_model="hifigan",
         own_dockerfile=_CONVERTED,
     ),
+    # Trained here (`make train-generators`): the diffusion vocoder and the neural codec families.
+    Service(
+        "diffwave-small", "generator", "voxarena.services.generators.diffwave_small", "demo", extra="diffwave-small"
+    ),
+    Service("codec-rvq", "generator", "voxarena.services.generators.codec_rvq", "demo", extra="codec-rvq"),
     Service("lfcc-gmm", "detector", "voxarena.services.detectors.lfcc_gmm", "demo", extra="lfcc-gmm", trainer=TRAINING),
     Service(
         "lfcc-lcnn", "detector", "voxarena.services.detectors.lfcc_lcnn", "demo", extra="lfcc-lcnn", trainer=TRAINING

@@ -49,6 +49,9 @@ class ResidualLayer(nn.Module):
 class DiffWave(nn.Module):
     """(audio (B, L), step (B,), log-mel (B, 80, L / 256)) -> predicted noise (B, L)."""
 
+    mel_mean: torch.Tensor  # buffers: the training mels' mean and standard deviation
+    mel_std: torch.Tensor
+
     def __init__(self, mel_mean: float = 0.0, mel_std: float = 1.0) -> None:
         super().__init__()
         self.register_buffer("mel_mean", torch.tensor(float(mel_mean)))

@@ -24,6 +24,7 @@ import shlex
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -67,10 +68,10 @@ def noised(audio: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, np.
     t = rng.integers(0, bars.size, audio.shape[0])
     eps = rng.standard_normal(audio.shape).astype(np.float32)
     x = np.sqrt(bars[t])[:, None] * audio + np.sqrt(1.0 - bars[t])[:, None] * eps
-    return x.astype(np.float32), t.astype(np.float32), eps
+    return x.astype(np.float32), np.asarray(t, np.float32), eps
 
 
-def fit(train: list, dev: list, seed: int, steps: int, threads: int) -> tuple[object, dict]:
+def fit(train: list, dev: list, seed: int, steps: int, threads: int) -> tuple[Any, dict]:
     import torch
 
     from .network import DiffWave
