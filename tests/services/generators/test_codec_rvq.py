@@ -18,9 +18,9 @@ from voxarena.services.detectors.trained import METADATA_FILE
 from voxarena.services.generators.codec_rvq import model as codec_model
 from voxarena.services.generators.codec_rvq.model import CodecRvqModel, quantise
 
-# PESQ (wb) of the committed weights on the first test-clean utterance, measured: 1.25 at 1 codebook, 1.24 at 4
-# and at 8 (the ladder is flat with these weights: README); the floor leaves a margin for other builds.
-PESQ_FLOOR_8 = 1.15
+# PESQ (wb) of the committed weights on the first test-clean utterance, measured: 1.16 at 1 codebook, 1.54 at 4,
+# 1.62 at 8 (README); the floor leaves a margin for other builds of onnxruntime.
+PESQ_FLOOR_8 = 1.5
 
 
 @pytest.fixture(scope="module")
@@ -76,9 +76,8 @@ def test_every_rung_decodes_speech_of_the_source_length(committed, speech_dir):
         assert out.sample_rate == 16000 and out.samples.size == reference.size
         scores[n] = pesq(16000, reference, out.samples.astype(np.float64), "wb")
     print(f"\ncodec-rvq PESQ (wb): {scores}")
-    assert min(scores.values()) > PESQ_FLOOR_8, scores
-    # the later codebooks are used (the output changes with them) though they add little here
-    assert not np.array_equal(_reconstruct(committed, clip, "1").samples, _reconstruct(committed, clip, "8").samples)
+    # the bit-rate ladder: every rung of codebooks adds quality
+    assert scores["1"] < scores["4"] < scores["8"] and scores["8"] > PESQ_FLOOR_8, scores
     again = _reconstruct(committed, clip, "8", seed=99)  # no randomness: the seed changes nothing
     assert np.array_equal(again.samples, _reconstruct(committed, clip, "8").samples)
 
