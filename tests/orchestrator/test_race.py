@@ -32,7 +32,7 @@ def write_race(tmp: Path, speech: Path, **race) -> Path:
             "root": root,
             "subsets": ["train-clean-100"],
             "prompt_offset": 1000,
-            "max_items": 12,
+            "max_items": 8,
             **common,
         },
         "protocol": {"seed": 1000, "tasks": ["TTS", "RECONSTRUCT"]},
@@ -41,7 +41,7 @@ def write_race(tmp: Path, speech: Path, **race) -> Path:
     }
     evaluation = {
         "name": "race-eval",
-        "dataset": {"kind": "librispeech", "root": root, "subsets": ["test-clean"], "max_items": 6, **common},
+        "dataset": {"kind": "librispeech", "root": root, "subsets": ["test-clean"], "max_items": 4, **common},
         "protocol": {"seed": 7, "tasks": ["TTS", "RECONSTRUCT"]},
         "generators": {"espeak-ng": {}, "flite": {}, "griffin-lim": {}, "world-vocoder": {}},
         "detectors": {"lfcc-gmm": {}},
